@@ -1,0 +1,13 @@
+-- Per SOC major group (22 families): occupations with coverage, tasks covered, hours uncovered.
+select
+    f.family_code,
+    f.family_title,
+    count(o.onet_soc_code) as n_occupations,
+    count(o.onet_soc_code) filter (where o.has_coverage) as n_occupations_with_coverage,
+    coalesce(sum(o.n_tasks), 0) as n_tasks,
+    coalesce(sum(o.n_tasks_covered), 0) as n_tasks_covered,
+    sum(o.hours) as hours,
+    sum(o.hours_uncovered) as hours_uncovered
+from {{ ref('stg_bls__soc_major_groups') }} as f
+left join {{ ref('fct_occupation_coverage') }} as o using (family_code)
+group by f.family_code, f.family_title

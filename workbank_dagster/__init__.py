@@ -1,0 +1,1 @@
+"""workbank-dagster: which work do AI benchmarks measure, and is it the work people want help with?"""

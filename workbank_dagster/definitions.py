@@ -1,0 +1,24 @@
+"""The Definitions object and nothing else."""
+
+import dagster as dg
+from dagster_dbt import DbtCliResource
+
+from .labeling.assets import prompt_task_labels, task_index
+from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, weekly_refresh
+from .report.assets import headline
+from .resources import default_warehouse
+from .sources.assets import file_assets, raw_assets
+from .sources.benchmark_assets import benchmark_prompts, benchmark_results
+from .transform.assets import dbt_models
+from .transform.project import dbt_executable, dbt_project
+
+defs = dg.Definitions(
+    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, prompt_task_labels, dbt_models, headline],
+    jobs=[all_assets_job, benchmark_refresh_job],
+    sensors=[benchmark_files_sensor],
+    schedules=[weekly_refresh],
+    resources={
+        "warehouse_db": default_warehouse(),
+        "dbt": DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable()),
+    },
+)

@@ -1,0 +1,80 @@
+"""A content-addressed store of embeddings (SQLite, outside the warehouse).
+
+Key: (model, SHA-256 of the text). A text is embedded once, ever; a warm run reads vectors back
+and never loads the model. Writes are committed per batch, so an interrupted run keeps what it did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .embedder import DIMENSION
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as con:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, text_sha256 TEXT NOT NULL, vector BLOB NOT NULL, "
+                "PRIMARY KEY (model, text_sha256))"
+            )
+        self.hits = 0
+        self.misses = 0
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(self.path, timeout=60)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        return con
+
+    def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._connect() as con:
+            for start in range(0, len(unique), 900):
+                batch = unique[start : start + 900]
+                rows = con.execute(
+                    f"SELECT text_sha256, vector FROM embeddings WHERE model = ? AND text_sha256 IN ({','.join('?' * len(batch))})",
+                    [model, *batch],
+                ).fetchall()
+                for key, blob in rows:
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put(self, model: str, keys: Sequence[str], vectors: np.ndarray) -> None:
+        with self._connect() as con:
+            con.executemany(
+                "INSERT OR REPLACE INTO embeddings (model, text_sha256, vector) VALUES (?, ?, ?)",
+                [(model, key, np.ascontiguousarray(vec, dtype=np.float32).tobytes()) for key, vec in zip(keys, vectors)],
+            )
+
+    def embed(
+        self, model: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *, batch: int = 512
+    ) -> np.ndarray:
+        """Vectors for `texts` in order: cached ones read back, the rest encoded and stored batch by batch."""
+        keys = [text_key(t) for t in texts]
+        cached = self.get(model, keys)
+        missing = list(dict.fromkeys(k for k in keys if k not in cached))
+        self.hits += len(keys) - sum(1 for k in keys if k not in cached)
+        self.misses += len(missing)
+        if missing:
+            text_by_key = {k: t for k, t in zip(keys, texts)}
+            for start in range(0, len(missing), batch):
+                batch_keys = missing[start : start + batch]
+                vectors = encode([text_by_key[k] for k in batch_keys])
+                self.put(model, batch_keys, vectors)
+                cached.update(zip(batch_keys, vectors))
+        if not keys:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return np.vstack([cached[k] for k in keys]).astype(np.float32, copy=False)

@@ -1,0 +1,82 @@
+"""Automation: keep the `benchmarks` partitions in step with the benchmark and results folders.
+
+The sensor hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
+partition and, in the same result, requests a run of that partition and everything downstream; a
+changed file requests the same refresh; a removed file deletes its partition. The cursor holds the
+hashes last acted on, so nothing is requested twice.
+"""
+
+
+import json
+
+import dagster as dg
+
+from ..partitions import benchmarks_partitions
+from ..settings import load_settings
+from ..sources.benchmarks import SLUG_PATTERN
+from ..sources.validate import file_sha256
+
+REFRESH_SELECTION = (
+    dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream()
+)
+benchmark_refresh_job = dg.define_asset_job(
+    "benchmark_refresh",
+    selection=REFRESH_SELECTION,
+    description="One benchmark partition through prompts, results and labels, then every mart and report that depends on them.",
+)
+all_assets_job = dg.define_asset_job(
+    "all_assets", selection=dg.AssetSelection.all(), description="Everything: sources, labels, dbt, report."
+)
+
+
+def benchmark_fingerprints() -> tuple[dict[str, str], list[str]]:
+    """Hash per slug (prompts file + results file if any), and the names that are not safe slugs."""
+    settings = load_settings()
+    prints: dict[str, str] = {}
+    refused: list[str] = []
+    if settings.benchmarks_dir.is_dir():
+        for path in sorted(settings.benchmarks_dir.glob("*.jsonl")):
+            if not SLUG_PATTERN.match(path.stem):
+                refused.append(path.name)
+                continue
+            results = settings.results_dir / f"{path.stem}.csv"
+            prints[path.stem] = file_sha256(path) + (":" + file_sha256(results) if results.is_file() else "")
+    return prints, refused
+
+
+@dg.sensor(
+    job=benchmark_refresh_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Adds, refreshes or removes a benchmark partition when its file appears, changes or disappears.",
+)
+def benchmark_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    current, refused = benchmark_fingerprints()
+    existing = set(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
+    added = sorted(set(current) - existing)
+    removed = sorted(existing - set(current))
+    changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
+    requests = [
+        dg.RunRequest(run_key=f"{slug}:{current[slug]}", partition_key=slug, tags={"workbank/trigger": "benchmark_file"})
+        for slug in changed
+    ]
+    for name in refused:
+        context.log.warning(f"ignored {name}: not a safe benchmark slug ({SLUG_PATTERN.pattern})")
+    dynamic_requests = []
+    if added:
+        dynamic_requests.append(benchmarks_partitions.build_add_request(added))
+    if removed:
+        dynamic_requests.append(benchmarks_partitions.build_delete_request(removed))
+    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic_requests, cursor=json.dumps(current, sort_keys=True))
+
+
+@dg.schedule(job=all_assets_job, cron_schedule="0 5 * * 1", execution_timezone="UTC", description="Weekly refresh of every benchmark and everything downstream, as one run.")
+def weekly_refresh(context: dg.ScheduleEvaluationContext):
+    keys = context.instance.get_dynamic_partitions(benchmarks_partitions.name)
+    if not keys:
+        return dg.SkipReason("no benchmark partitions yet (the sensor adds them)")
+    return dg.RunRequest(
+        run_key=None,
+        tags={"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]},
+    )

@@ -1,0 +1,51 @@
+"""Prompt text handling for the embedder: language check and chunking of long prompts.
+
+all-MiniLM-L6-v2 reads 256 word-piece tokens. A long prompt (an issue, a Kaggle page, a writing
+brief with reference material) is cut into windows of `words_per_chunk` words (about 200 tokens for
+English), each embedded, and the prompt's vector is the normalised mean of its chunks: the whole
+prompt counts, not its first 256 tokens.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+WORDS_PER_CHUNK = 150
+MAX_CHUNKS = 12
+
+
+def cjk_share(text: str) -> float:
+    visible = [c for c in text if not c.isspace()]
+    if not visible:
+        return 0.0
+    return sum(1 for c in visible if _CJK.match(c)) / len(visible)
+
+
+def language_of(text: str) -> str:
+    """'en' for text the English-only model can read; 'cjk' when a fifth or more of it is CJK script."""
+    return "cjk" if cjk_share(text) >= 0.2 else "en"
+
+
+def chunk_text(text: str, words_per_chunk: int = WORDS_PER_CHUNK, max_chunks: int = MAX_CHUNKS) -> list[str]:
+    words = text.split()
+    if not words:
+        return []
+    chunks = [" ".join(words[i : i + words_per_chunk]) for i in range(0, len(words), words_per_chunk)]
+    if len(chunks) > max_chunks:
+        # Keep the whole span represented: evenly spaced windows rather than only the head.
+        picks = np.linspace(0, len(chunks) - 1, max_chunks).round().astype(int)
+        chunks = [chunks[i] for i in sorted(set(picks.tolist()))]
+    return chunks
+
+
+def pool_chunks(chunk_vectors: np.ndarray, owners: np.ndarray, n_texts: int) -> np.ndarray:
+    """Mean of each text's chunk vectors, re-normalised; `owners[i]` is the text of chunk i."""
+    dim = chunk_vectors.shape[1] if chunk_vectors.ndim == 2 else 0
+    pooled = np.zeros((n_texts, dim), dtype=np.float32)
+    np.add.at(pooled, owners, chunk_vectors)
+    norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+    np.divide(pooled, norms, out=pooled, where=norms > 0)
+    return pooled

@@ -1,0 +1,42 @@
+"""The headline numbers (data/outputs/headline.json), computed from the marts."""
+
+from __future__ import annotations
+
+import duckdb
+
+from ..settings import Settings
+
+
+def headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict:
+    one = lambda sql, *params: con.execute(sql, list(params)).fetchone()[0]  # noqa: E731
+    threshold = settings.coverage_threshold
+    labeler = settings.active_labeler
+    return {
+        "n_tasks": one("select count(*) from marts.dim_task"),
+        "n_occupations": one("select count(*) from marts.dim_occupation"),
+        "n_families": one("select count(*) from marts.fct_family_coverage"),
+        "n_benchmarks": one("select count(distinct benchmark) from staging.stg_benchmarks__prompts"),
+        "n_prompts": one("select count(*) from staging.stg_benchmarks__prompts"),
+        "n_duplicate_prompt_texts": one(
+            "select count(*) - count(distinct prompt_hash) from staging.stg_benchmarks__prompts"
+        ),
+        "n_labels": one("select count(*) from marts.fct_prompt_task_labels"),
+        "n_prompts_labeled": one("select count(distinct benchmark || chr(31) || prompt_id) from marts.fct_prompt_task_labels"),
+        "n_prompts_unlabeled_language": one(
+            "select count(*) from staging.stg_labeling__prompt_judgements where labeler = ? and status = 'unlabeled'", labeler
+        ),
+        "labels_per_prompt": one(
+            "select round(count(*)::double / nullif((select count(*) from staging.stg_benchmarks__prompts), 0), 3) from marts.fct_prompt_task_labels"
+        ),
+        "coverage_threshold": threshold,
+        "n_tasks_covered": one("select count(*) from marts.fct_task_coverage where covered"),
+        "n_occupations_with_covered_task": one("select count(*) from marts.fct_occupation_coverage where has_coverage"),
+        "n_families_without_covered_occupation": one(
+            "select count(*) from marts.fct_family_coverage where n_occupations_with_coverage = 0"
+        ),
+        "work_time_share_uncovered": one(
+            "select share_uncovered from marts.fct_work_time_coverage where threshold = ?", threshold
+        ),
+        "total_employment": round(one("select sum(employment) from marts.dim_occupation")),
+        "labeler": labeler,
+    }

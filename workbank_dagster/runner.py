@@ -1,0 +1,100 @@
+"""Materialize everything as one Dagster run (`make run`, `python -m workbank_dagster.cli run`).
+
+The run is recorded in the Dagster instance under data/dagster_home (so `make ui` shows it): the
+benchmark partitions are synced with the benchmark folder first, then every asset is materialized
+in one process over the whole partition range (single-run backfill policy: no per-partition
+process start-up, the embedding model loaded at most once).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+from .settings import load_settings
+
+DAGSTER_YAML = """\
+# Written by workbank_dagster.cli; see README.md.
+telemetry:
+  enabled: false
+# DuckDB allows one writer per file: every asset that touches the warehouse is in pool `warehouse`.
+concurrency:
+  pools:
+    default_limit: 1
+  runs:
+    max_concurrent_runs: 4
+"""
+
+
+def dagster_home() -> Path:
+    home = Path(os.environ.get("DAGSTER_HOME") or (load_settings().data_dir / "dagster_home"))
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.exists():
+        config.write_text(DAGSTER_YAML)
+    os.environ["DAGSTER_HOME"] = str(home)
+    return home
+
+
+def sync_partitions(instance) -> tuple[list[str], list[str]]:
+    """Add a partition per benchmark file and drop partitions whose file is gone."""
+    from .labeling.sensors import benchmark_fingerprints
+    from .partitions import benchmarks_partitions
+
+    current, refused = benchmark_fingerprints()
+    for name in refused:
+        print(f"warning: ignored {name}: not a safe benchmark slug", file=sys.stderr)
+    existing = set(instance.get_dynamic_partitions(benchmarks_partitions.name))
+    added = sorted(set(current) - existing)
+    removed = sorted(existing - set(current))
+    if added:
+        instance.add_dynamic_partitions(benchmarks_partitions.name, added)
+    for key in removed:
+        instance.delete_dynamic_partition(benchmarks_partitions.name, key)
+    return added, removed
+
+
+def get_all_assets_job():
+    from .definitions import defs
+
+    return defs.resolve_job_def("all_assets")
+
+
+def run_all() -> int:
+    import dagster as dg
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    dagster_home()
+    instance = dg.DagsterInstance.get()
+    added, removed = sync_partitions(instance)
+    keys = instance.get_dynamic_partitions("benchmarks")
+    if not keys:
+        print("no benchmark files found", file=sys.stderr)
+        return 2
+    print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
+    result = dg.execute_job(
+        dg.reconstructable(get_all_assets_job),
+        instance=instance,
+        tags={
+            "dagster/asset_partition_range_start": keys[0],
+            "dagster/asset_partition_range_end": keys[-1],
+            "workbank/trigger": "make run",
+        },
+        run_config={"execution": {"config": {"in_process": {}}}},
+    )
+    settings = load_settings()
+    if result.success:
+        print(f"run {result.run_id} succeeded; outputs in {settings.output_dir}")
+        headline = settings.output_dir / "headline.json"
+        if headline.exists():
+            print(headline.read_text())
+        return 0
+    print(f"run {result.run_id} failed", file=sys.stderr)
+    for event in result.all_events:
+        if event.is_failure:
+            print(event.message, file=sys.stderr)
+    return 1
+
+

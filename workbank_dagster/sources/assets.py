@@ -1,0 +1,81 @@
+"""Thin Dagster assets over the parsers: observe each file's hash, parse, validate, write `raw.*`."""
+
+
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from .. import warehouse
+from ..resources import WarehouseResource
+from ..settings import load_settings
+from .registry import SOURCES, Source
+from .validate import file_sha256
+
+RAW_SCHEMA = "raw"
+
+
+def source_path(relative: str) -> Path:
+    return load_settings().resolved_source_dir / relative
+
+
+def table_metadata(frame: pd.DataFrame, source: Source | None = None) -> dict:
+    metadata: dict = {
+        "dagster/row_count": dg.MetadataValue.int(len(frame)),
+        "dagster/column_schema": dg.TableSchema(columns=[dg.TableColumn(str(c), str(frame[c].dtype)) for c in frame.columns]),
+        "preview": dg.MetadataValue.md(frame.head(5).to_markdown(index=False) if len(frame) else "(empty)"),
+    }
+    if source is not None:
+        metadata["origin"] = source.origin
+        metadata["licence"] = source.licence
+        if source.keys:
+            metadata["key"] = ", ".join(source.keys)
+    for key, value in frame.attrs.items():
+        if key not in ("line_offset", "sheet") and isinstance(value, (int, float, str)):
+            metadata[key] = value
+    return metadata
+
+
+def _file_asset(source: Source) -> dg.AssetsDefinition:
+    @dg.observable_source_asset(
+        key=["files", source.table],
+        group_name="sources",
+        description=f"The file `{source.path}`; its data version is its SHA-256, so a changed file marks raw.{source.table} and everything below it stale.",
+        metadata={"path": source.path},
+    )
+    def _observe() -> dg.ObserveResult:
+        path = source_path(source.path)
+        digest = file_sha256(path) if path.is_file() else "missing"
+        return dg.ObserveResult(data_version=dg.DataVersion(digest), metadata={"sha256": digest, "path": str(path)})
+
+    return _observe
+
+
+def _raw_asset(source: Source) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=[RAW_SCHEMA, source.table],
+        deps=[dg.AssetKey(["files", source.table])],
+        group_name="sources",
+        description=source.description,
+        kinds={"duckdb", "python"},
+        owners=["team:data-engineering"],
+        pool="warehouse",
+        metadata={"source_file": source.path, "origin": source.origin, "licence": source.licence},
+    )
+    def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+        path = source_path(source.path)
+        frame = source.read(path)
+        with warehouse_db.connect() as con:
+            warehouse.replace_table(con, RAW_SCHEMA, source.table, frame)
+        digest = file_sha256(path)
+        context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}")
+        return dg.MaterializeResult(
+            metadata={**table_metadata(frame, source), "sha256": digest},
+            data_version=dg.DataVersion(digest),
+        )
+
+    return _load
+
+
+file_assets = [_file_asset(source) for source in SOURCES]
+raw_assets = [_raw_asset(source) for source in SOURCES]

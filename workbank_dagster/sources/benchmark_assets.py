@@ -1,0 +1,111 @@
+"""Benchmark prompts and per-prompt results, one partition per benchmark.
+
+Partitioned assets use a single-run backfill policy: a backfill of every benchmark is one run and
+one process, not 24. Each partition is written in its own transaction (delete its rows, insert the
+new ones), so a bad file fails loudly without touching any other benchmark's rows.
+"""
+
+
+import dagster as dg
+import pandas as pd
+
+from .. import warehouse
+from ..partitions import benchmarks_partitions
+from ..resources import WarehouseResource
+from ..settings import load_settings
+from .assets import RAW_SCHEMA, table_metadata
+from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
+from .validate import SourceFormatError, file_sha256
+
+PROMPTS_TABLE = "benchmark_prompts"
+RESULTS_TABLE = "benchmark_results"
+
+
+def _write_partitions(context, warehouse_db, table, keys, load):
+    """Parse and write each partition; collect errors and raise once, after the good ones are in."""
+    written: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    frames = []
+    for key in keys:
+        try:
+            check_slug(key, f"partition {key!r}")
+            frame = load(key)
+        except SourceFormatError as exc:
+            errors[key] = str(exc)
+            context.log.error(str(exc))
+            continue
+        with warehouse_db.connect() as con:
+            warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key})
+        written[key] = len(frame)
+        frames.append(frame)
+    if errors:
+        raise dg.Failure(
+            description=f"{len(errors)} benchmark file(s) rejected; {len(written)} other partition(s) written and left intact",
+            metadata={"errors": dg.MetadataValue.json(errors), "written": dg.MetadataValue.json(written)},
+        )
+    combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    return written, combined
+
+
+@dg.asset(
+    key=[RAW_SCHEMA, PROMPTS_TABLE],
+    partitions_def=benchmarks_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name="sources",
+    kinds={"duckdb", "python"},
+    owners=["team:data-engineering"],
+    pool="warehouse",
+    description="Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
+    "Every malformed line is rejected with its file and line.",
+)
+def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+
+    def load(key: str) -> pd.DataFrame:
+        path = settings.benchmarks_dir / f"{key}.jsonl"
+        if not path.is_file():
+            raise SourceFormatError(path, "benchmark file not found (was it removed? delete the partition too)")
+        frame = read_benchmark_prompts(path)
+        frame["source_sha256"] = file_sha256(path)
+        return frame
+
+    written, combined = _write_partitions(context, warehouse_db, PROMPTS_TABLE, context.partition_keys, load)
+    metadata = table_metadata(combined)
+    metadata["prompts_by_benchmark"] = dg.MetadataValue.json(written)
+    if len(combined):
+        metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
+    if len(written) == 1 and len(combined):
+        metadata["sha256"] = combined["source_sha256"].iloc[0]
+        return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(combined["source_sha256"].iloc[0]))
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@dg.asset(
+    key=[RAW_SCHEMA, RESULTS_TABLE],
+    partitions_def=benchmarks_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name="sources",
+    kinds={"duckdb", "python"},
+    owners=["team:data-engineering"],
+    pool="warehouse",
+    description="Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
+    "extra columns as JSON. A benchmark without published results has no rows.",
+)
+def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+
+    def load(key: str) -> pd.DataFrame:
+        path = settings.results_dir / f"{key}.csv"
+        if not path.is_file():
+            return pd.DataFrame(
+                {"benchmark": pd.array([], dtype="string"), "model": pd.array([], dtype="string"), "prompt_id": pd.array([], dtype="string"),
+                 "score": pd.array([], dtype="Float64"), "extra": pd.array([], dtype="string")}
+            )
+        return read_benchmark_results(path, key)
+
+    written, combined = _write_partitions(context, warehouse_db, RESULTS_TABLE, context.partition_keys, load)
+    metadata = table_metadata(combined)
+    metadata["rows_by_benchmark"] = dg.MetadataValue.json(written)
+    if len(combined):
+        metadata["n_models"] = int(combined["model"].nunique())
+    return dg.MaterializeResult(metadata=metadata)

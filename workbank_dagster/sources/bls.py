@@ -1,0 +1,125 @@
+"""BLS: OEWS May 2024 national estimates, SOC 2018 major groups, O*NET-SOC → NEM (OEWS) crosswalk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from .validate import (
+    ONET_SOC_PATTERN,
+    SOC_PATTERN,
+    SourceFormatError,
+    _line,
+    check_row_count,
+    check_unique,
+    read_delimited,
+    read_xlsx,
+    require_columns,
+    to_choice,
+    to_text,
+)
+
+OEWS_NATIONAL = "bls/oews/national_M2024_dl.csv"
+SOC_MAJOR_GROUPS = "bls/soc/soc_2018_major_groups.csv"
+ONET_OEWS_CROSSWALK = "bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx"
+
+# OEWS May 2024 "Field Descriptions": '#' marks a wage at or above these top codes.
+TOP_CODE_HOURLY = 115.00
+TOP_CODE_ANNUAL = 239_200.0
+WAGE_COLUMNS = {
+    "H_MEAN": TOP_CODE_HOURLY,
+    "A_MEAN": TOP_CODE_ANNUAL,
+    "H_MEDIAN": TOP_CODE_HOURLY,
+    "A_MEDIAN": TOP_CODE_ANNUAL,
+}
+O_GROUPS = ["total", "major", "minor", "broad", "detailed"]
+
+
+def parse_bls_number(frame: pd.DataFrame, column: str, path: Path, *, top_code: float | None) -> tuple[pd.Series, pd.Series]:
+    """Parse a BLS cell: numbers (thousands commas allowed); '*' / '**' → NULL; '#' → top code, flagged.
+
+    Any other symbol is an error: BLS has used '~' and others in other releases, and a symbol we do
+    not know the meaning of must not silently become a number or a NULL.
+    """
+    values: list[object] = []
+    flags: list[bool] = []
+    for position, cell in enumerate(frame[column].tolist()):
+        text = "" if cell is None else str(cell).strip()
+        if text in ("", "*", "**"):
+            values.append(pd.NA)
+            flags.append(False)
+        elif text == "#":
+            if top_code is None:
+                raise SourceFormatError(
+                    path, "top-code symbol '#' in a column that has no top code", line=_line(frame, position), column=column, expected="a number", found=text
+                )
+            values.append(top_code)
+            flags.append(True)
+        else:
+            try:
+                values.append(float(text.replace(",", "")))
+            except ValueError:
+                raise SourceFormatError(
+                    path, "not a number or known BLS symbol", line=_line(frame, position), column=column, expected="a number, '*', '**' or '#'", found=text
+                ) from None
+            flags.append(False)
+    return pd.array(values, dtype="Float64"), pd.array(flags, dtype="boolean")
+
+
+def read_oews_national(path: Path) -> pd.DataFrame:
+    raw = read_delimited(path, ",")
+    require_columns(raw, path, ["OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", *WAGE_COLUMNS, "ANNUAL", "HOURLY"])
+    frame = pd.DataFrame(
+        {
+            "occ_code": to_text(raw, "OCC_CODE", path, pattern=SOC_PATTERN),
+            "occ_title": to_text(raw, "OCC_TITLE", path),
+            "o_group": to_choice(raw, "O_GROUP", path, O_GROUPS),
+        }
+    )
+    employment, employment_flag = parse_bls_number(raw, "TOT_EMP", path, top_code=None)
+    if employment_flag.any():  # unreachable: parse_bls_number raises on '#' without a top code
+        raise AssertionError
+    frame["tot_emp"] = employment
+    for column, top in WAGE_COLUMNS.items():
+        values, flags = parse_bls_number(raw, column, path, top_code=top)
+        frame[column.lower()] = values
+        frame[f"{column.lower()}_topcoded"] = flags
+    frame["annual_only"] = to_choice(raw, "ANNUAL", path, ["TRUE"], nullable=True).fillna("") == "TRUE"
+    frame["hourly_only"] = to_choice(raw, "HOURLY", path, ["TRUE"], nullable=True).fillna("") == "TRUE"
+    check_unique(frame, ["occ_code", "o_group"], path, source=raw)
+    if not (frame["o_group"] == "detailed").any():
+        raise SourceFormatError(path, "no detailed occupation rows", column="O_GROUP", expected="rows with O_GROUP = 'detailed'")
+    return frame
+
+
+def read_soc_major_groups(path: Path) -> pd.DataFrame:
+    raw = read_delimited(path, ",")
+    require_columns(raw, path, ["soc_major_group_code", "soc_major_group_title"])
+    frame = pd.DataFrame(
+        {
+            "family_code": to_text(raw, "soc_major_group_code", path, pattern=r"^\d{2}-0000$"),
+            "family_title": to_text(raw, "soc_major_group_title", path),
+        }
+    )
+    check_unique(frame, ["family_code"], path, source=raw)
+    check_row_count(frame, path, minimum=22, what="major groups")
+    return frame
+
+
+def read_onet_oews_crosswalk(path: Path) -> pd.DataFrame:
+    """Sheet 'ONET to SOC crosswalk': four banner rows, header on row 5."""
+    raw = read_xlsx(path, sheet="ONET to SOC crosswalk", header_row=4)
+    require_columns(raw, path, ["O*NET-SOC Code", "O*NET-SOC Title", "NEM Code", "National Employment Matrix Occupational Title"])
+    raw = raw[~raw["O*NET-SOC Code"].isna()].copy()
+    frame = pd.DataFrame(
+        {
+            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
+            "onet_soc_title": to_text(raw, "O*NET-SOC Title", path),
+            "oews_code": to_text(raw, "NEM Code", path, pattern=SOC_PATTERN),
+            "oews_title": to_text(raw, "National Employment Matrix Occupational Title", path),
+        }
+    )
+    check_unique(frame, ["onet_soc_code"], path, source=raw)
+    check_row_count(frame, path, minimum=1, what="crosswalk rows")
+    return frame

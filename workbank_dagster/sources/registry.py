@@ -1,0 +1,145 @@
+"""What the pipeline ingests: one entry per raw table, naming its files, its parser and its origin."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from . import bls, exposure, onet, timeshare, workbank
+
+
+@dataclass(frozen=True)
+class Source:
+    table: str  # raw.<table> in the warehouse, asset key ["raw", table]
+    path: str  # relative to the source directory
+    read: Callable[[Path], pd.DataFrame]
+    keys: tuple[str, ...]
+    description: str
+    origin: str  # one line of provenance; the folder's SOURCES.md has the rest
+    licence: str
+
+
+SOURCES: tuple[Source, ...] = (
+    Source(
+        "onet_task_statements",
+        onet.TASK_STATEMENTS,
+        onet.read_task_statements,
+        ("task_id",),
+        "O*NET 29.3 task statements: one row per task (task_id is the key end to end).",
+        "O*NET 29.3 Database (May 2025), Task Statements; TSV converted from the Excel edition",
+        "CC BY 4.0 (O*NET, USDOL/ETA)",
+    ),
+    Source(
+        "onet_occupations",
+        onet.OCCUPATIONS,
+        onet.read_occupations,
+        ("onet_soc_code",),
+        "O*NET 29.3 occupation titles and descriptions (1,016 codes; 923 have tasks).",
+        "O*NET 29.3 Database, Occupation Data",
+        "CC BY 4.0 (O*NET, USDOL/ETA)",
+    ),
+    Source(
+        "onet_task_importance",
+        onet.IMPORTANCE,
+        onet.read_importance,
+        ("onet_soc_code", "task_id"),
+        "O*NET task importance (IM scale, 1-5); analyst-written tasks have no rating.",
+        "O*NET 29.0 Task Ratings, IM rows (covers every rated 29.3 task)",
+        "CC BY 4.0 (O*NET, USDOL/ETA)",
+    ),
+    Source(
+        "onet_telework",
+        onet.TELEWORK,
+        onet.read_telework,
+        ("onet_soc_code",),
+        "Dingel & Neiman (2020) teleworkability per O*NET-SOC code (O*NET-SOC 2010 taxonomy).",
+        "jdingel/DingelNeiman-workathome @ 3ebab4f6",
+        "GPL-3.0 repository; scores derive from O*NET (CC BY 4.0)",
+    ),
+    Source(
+        "oews_national",
+        bls.OEWS_NATIONAL,
+        bls.read_oews_national,
+        ("occ_code", "o_group"),
+        "BLS OEWS May 2024 national employment and wages, every row; BLS symbols parsed (* -> NULL, # -> top code, flagged).",
+        "BLS OEWS May 2024, national_M2024_dl",
+        "Public domain (U.S. Government work, BLS)",
+    ),
+    Source(
+        "soc_major_groups",
+        bls.SOC_MAJOR_GROUPS,
+        bls.read_soc_major_groups,
+        ("family_code",),
+        "SOC 2018 major groups (22 civilian families plus 55-0000 Military).",
+        "BLS/OMB 2018 SOC structure",
+        "Public domain (U.S. Government work)",
+    ),
+    Source(
+        "onet_oews_crosswalk",
+        bls.ONET_OEWS_CROSSWALK,
+        bls.read_onet_oews_crosswalk,
+        ("onet_soc_code",),
+        "BLS O*NET-SOC -> National Employment Matrix (OEWS) crosswalk, resolving OEWS aggregate codes.",
+        "BLS Employment Projections, O*NET-SOC to NEM crosswalk as of 9/6/2023",
+        "Public domain (U.S. Government work, BLS)",
+    ),
+    Source(
+        "eloundou_task_exposure",
+        exposure.FULL_LABELSET,
+        exposure.read_full_labelset,
+        ("task_id",),
+        "Eloundou et al. (2023) task exposure labels E0/E1/E2, human aggregate and GPT-4 (O*NET 27.2 IDs).",
+        "openai/GPTs-are-GPTs @ 0471612f, data/full_labelset.tsv",
+        "MIT (OpenAI)",
+    ),
+    Source(
+        "eloundou_occupation_exposure",
+        exposure.OCC_LEVEL,
+        exposure.read_occ_level,
+        ("onet_soc_code",),
+        "Eloundou et al. (2023) occupation exposure scores (alpha/beta/gamma, human and GPT-4).",
+        "openai/GPTs-are-GPTs @ 0471612f, data/occ_level.csv",
+        "MIT (OpenAI)",
+    ),
+    Source(
+        "task_time_shares",
+        timeshare.TIME_SHARES,
+        timeshare.read_time_shares,
+        ("onet_soc_code", "task_id"),
+        "Hatgis-Kessell et al. (2026) hours per day per (occupation, task), O*NET 30.2 IDs.",
+        "Stephanehk/Estimating-Time-Spent-On-Work @ c71f6e55",
+        "none stated",
+    ),
+    Source(
+        "workbank_worker_desires",
+        workbank.WORKER_DESIRES,
+        workbank.read_worker_desires,
+        (),
+        "WORKBank worker ratings: automation desire (1-5) and desired Human Agency Scale, one row per worker x task.",
+        "SALT-NLP WORKBank (HF dataset), byte-identical copy",
+        "none stated",
+    ),
+    Source(
+        "workbank_expert_ratings",
+        workbank.EXPERT_RATINGS,
+        workbank.read_expert_ratings,
+        (),
+        "WORKBank expert ratings: automation capacity (1-5) and feasible Human Agency Scale; exact duplicates dropped.",
+        "SALT-NLP WORKBank (HF dataset), byte-identical copy",
+        "none stated",
+    ),
+    Source(
+        "workbank_task_metadata",
+        workbank.TASK_METADATA,
+        workbank.read_task_metadata,
+        ("task_id",),
+        "WORKBank task pool with O*NET metadata (2,131 tasks, 287 occupations).",
+        "SALT-NLP WORKBank (HF dataset), byte-identical copy",
+        "none stated",
+    ),
+)
+
+SOURCES_BY_TABLE = {source.table: source for source in SOURCES}

@@ -1,0 +1,86 @@
+"""The dbt project as Dagster sees it: DbtProject, the manifest, the translator, the `--vars` helper."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtProject
+
+from ..settings import DBT_PROJECT_DIR, Settings
+
+os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
+
+
+def dbt_executable() -> str:
+    """The `dbt` beside this interpreter: Dagster may run from .venv/bin without the venv on PATH."""
+    candidate = Path(sys.executable).with_name("dbt")
+    return str(candidate) if candidate.exists() else "dbt"
+
+
+dbt_project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
+
+
+def _sources_newer_than(target: Path) -> bool:
+    if not target.exists():
+        return True
+    built = target.stat().st_mtime
+    watched = [DBT_PROJECT_DIR / "dbt_project.yml", DBT_PROJECT_DIR / "profiles.yml"]
+    for folder in ("models", "macros", "tests"):
+        watched.extend((DBT_PROJECT_DIR / folder).rglob("*"))
+    return any(p.is_file() and p.stat().st_mtime > built for p in watched)
+
+
+def ensure_manifest() -> Path:
+    """Run `dbt parse` when the manifest is missing or older than the project's files."""
+    manifest = dbt_project.manifest_path
+    if _sources_newer_than(manifest):
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        completed = subprocess.run(
+            [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet"],
+            cwd=DBT_PROJECT_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if completed.returncode != 0:
+            raise RuntimeError(f"dbt parse failed:\n{completed.stdout}\n{completed.stderr}")
+    return manifest
+
+
+def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
+    """`dbt build` with the pipeline's settings as --vars (tested without running dbt)."""
+    args = ["build", "--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
+    if select:
+        args += ["--select", select]
+    return args
+
+
+LAYER_GROUP = {"staging": "transform", "intermediate": "transform", "marts": "transform"}
+
+
+class WorkbankDbtTranslator(DagsterDbtTranslator):
+    """Models are keyed [schema, name] (marts/dim_task); sources keep [source, table] (raw/...)."""
+
+    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
+        if dbt_resource_props["resource_type"] == "model":
+            schema = dbt_resource_props.get("config", {}).get("schema") or dbt_resource_props.get("schema")
+            return dg.AssetKey([schema, dbt_resource_props["name"]])
+        return super().get_asset_key(dbt_resource_props)
+
+    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
+        if dbt_resource_props["resource_type"] == "model":
+            return "transform"
+        return super().get_group_name(dbt_resource_props)
+
+    def get_owners(self, dbt_resource_props: Mapping[str, Any]):
+        return ["team:analytics-engineering"]
+
+
+translator = WorkbankDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True))

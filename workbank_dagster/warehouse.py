@@ -1,0 +1,149 @@
+"""The DuckDB warehouse: short-lived connections and atomic, idempotent writes.
+
+DuckDB allows one writer per file and, while a process holds it read-write, no other process may
+open it at all. So every connection here is opened for one unit of work and closed at once (dbt runs
+in its own process between assets), and opening retries for a bounded time when another process
+holds the lock (a second concurrent run, the webserver's reader, a user's notebook).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+LOCK_WAIT_SECONDS = 300.0
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return "lock" in text and ("conflicting" in text or "could not set" in text or "lock on file" in text)
+
+
+@contextlib.contextmanager
+def connect(path: Path | str, *, read_only: bool = False, wait_seconds: float = LOCK_WAIT_SECONDS) -> Iterator[duckdb.DuckDBPyConnection]:
+    path = Path(path)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.05
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.IOException as exc:
+            if not _is_lock_error(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay + random.uniform(0, delay))
+            delay = min(delay * 2, 2.0)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def quote(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
+
+
+def _duckdb_type(series: pd.Series) -> str:
+    dtype = series.dtype
+    kind = getattr(dtype, "kind", "O")
+    name = str(dtype).lower()
+    if name in ("boolean", "bool"):
+        return "BOOLEAN"
+    if name.startswith("int") or name.startswith("uint") or kind in "iu":
+        return "BIGINT"
+    if name.startswith("float") or kind == "f":
+        return "DOUBLE"
+    if kind == "M" or "datetime" in name:
+        return "TIMESTAMP"
+    return "VARCHAR"
+
+
+def _select_typed(frame: pd.DataFrame, view: str) -> str:
+    columns = ", ".join(f"CAST({quote(c)} AS {_duckdb_type(frame[c])}) AS {quote(c)}" for c in frame.columns)
+    return f"SELECT {columns} FROM {quote(view)}"
+
+
+def replace_table(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> int:
+    """Replace a whole table in one transaction; readers never see it half-written."""
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
+    view = f"_incoming_{table}"
+    con.register(view, frame)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(f"CREATE OR REPLACE TABLE {quote(schema)}.{quote(table)} AS {_select_typed(frame, view)}")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister(view)
+    return len(frame)
+
+
+def replace_rows(
+    con: duckdb.DuckDBPyConnection,
+    schema: str,
+    table: str,
+    frame: pd.DataFrame,
+    where: dict[str, Sequence[str] | str],
+) -> int:
+    """Delete the rows matching `where` (column → value or values) and insert `frame`, atomically.
+
+    This is how a partition is written: the rows of one benchmark (and, for labels, one labeler)
+    are replaced and every other partition is left as it was. The table is created from the frame's
+    columns on first use; a frame whose columns differ from the table's is an error, not a silent
+    reshape.
+    """
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
+    view = f"_incoming_{table}"
+    con.register(view, frame)
+    target = f"{quote(schema)}.{quote(table)}"
+    conditions = []
+    params: list[object] = []
+    for column, values in where.items():
+        values = [values] if isinstance(values, str) else list(values)
+        conditions.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS {_select_typed(frame, view)} LIMIT 0")
+        existing = [row[0] for row in con.execute(f"DESCRIBE {target}").fetchall()]
+        if existing != list(frame.columns):
+            raise ValueError(f"{schema}.{table}: columns {list(frame.columns)} do not match the table's {existing}")
+        if conditions:
+            con.execute(f"DELETE FROM {target} WHERE {' AND '.join(conditions)}", params)
+        con.execute(f"INSERT INTO {target} {_select_typed(frame, view)}")
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister(view)
+    return len(frame)
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, table]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def read_sql(path: Path | str, sql: str, params: Sequence[object] | None = None) -> pd.DataFrame:
+    with connect(path) as con:
+        return con.execute(sql, params or []).df()
+
+
+def table_hash(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> str:
+    """Content hash of a table, independent of physical row order; repeated rows count each time."""
+    target = f"{quote(schema)}.{quote(table)}"
+    row = con.execute(f"SELECT count(*), coalesce(sum(hash(t.*)::HUGEINT), 0) FROM {target} AS t").fetchone()
+    return f"{row[0]}:{row[1]}"
