@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import zipfile
@@ -129,10 +131,13 @@ def _replace_line(path: Path, line: int, new: str) -> None:
 
 
 def _field_on_line(path: Path, line: int, column_index: int, value: str, sep: str) -> None:
+    """Set one field of one physical line, parsing the line as CSV (quoted commas) or TSV."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    fields = lines[line - 1].rstrip("\r\n").split(sep)
+    fields = next(csv.reader([lines[line - 1].rstrip("\r\n")], delimiter=sep))
     fields[column_index] = value
-    lines[line - 1] = sep.join(fields) + "\n"
+    out = io.StringIO()
+    csv.writer(out, delimiter=sep, lineterminator="\n").writerow(fields)
+    lines[line - 1] = out.getvalue()
     path.write_text("".join(lines), encoding="utf-8")
 
 
@@ -255,7 +260,7 @@ def test_bad_time_shares_negative_hours(source_dir, tmp_path):
     frame.loc[41, timeshare.HOURS_COLUMN] = -1.0
     path = tmp_path / "task_time_share_estimates.xlsx"
     frame.to_excel(path, index=False)
-    _expect(lambda: timeshare.read_time_shares(path), "!43", "Time spent per day", "range")
+    _expect(lambda: timeshare.read_time_shares(path), "xlsx:43", "Time spent per day", "range")
 
 
 def test_bad_time_shares_not_a_workbook(tmp_path):

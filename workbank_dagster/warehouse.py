@@ -145,5 +145,5 @@ def read_sql(path: Path | str, sql: str, params: Sequence[object] | None = None)
 def table_hash(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> str:
     """Content hash of a table, independent of physical row order; repeated rows count each time."""
     target = f"{quote(schema)}.{quote(table)}"
-    row = con.execute(f"SELECT count(*), coalesce(sum(hash(t.*)::HUGEINT), 0) FROM {target} AS t").fetchone()
+    row = con.execute(f"SELECT count(*), coalesce(sum(hash(t)::HUGEINT), 0) FROM {target} AS t").fetchone()
     return f"{row[0]}:{row[1]}"

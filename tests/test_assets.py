@@ -1,0 +1,134 @@
+"""Assets materialized on a temporary DuckDB, with the real reference data and 2-3 small benchmarks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import dagster as dg
+import pytest
+
+from conftest import small_source_dir
+from workbank_dagster import warehouse
+from workbank_dagster.labeling.assets import prompt_task_labels, task_index
+from workbank_dagster.labeling.sensors import benchmark_files_sensor
+from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.sources.assets import file_assets, raw_assets
+from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
+
+SMALL = ("cybench", "finance-agent", "paperbench")
+
+
+@pytest.fixture()
+def small_env(workbank_env, tmp_path, source_dir, monkeypatch):
+    sources = small_source_dir(tmp_path, source_dir, SMALL)
+    monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("benchmarks", list(SMALL))
+    db = workbank_env / "warehouse.duckdb"
+    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db))}}
+
+
+def _materialize(env, assets, partition_key=None, raise_on_error=True, selection=None):
+    return dg.materialize(
+        assets,
+        instance=env["instance"],
+        resources=env["resources"],
+        partition_key=partition_key,
+        raise_on_error=raise_on_error,
+        selection=selection,
+    )
+
+
+def test_source_assets_write_typed_raw_tables(small_env):
+    result = _materialize(small_env, [*file_assets, *raw_assets])
+    assert result.success
+    with warehouse.connect(small_env["db"]) as con:
+        assert con.execute("select count(*) from raw.onet_task_statements").fetchone()[0] == 18_796
+        assert con.execute("select count(*) from raw.workbank_expert_ratings").fetchone()[0] == 2_038
+        types = dict(con.execute("select column_name, data_type from information_schema.columns where table_name = 'onet_task_statements'").fetchall())
+    assert types["task_id"] == "BIGINT" and types["task"] == "VARCHAR"
+    events = result.asset_materializations_for_node("raw__onet_task_statements")
+    assert events[0].metadata["dagster/row_count"].value == 18_796
+    # The file hash is the data version: what a changed file makes stale.
+    observed = small_env["instance"].get_latest_data_version_record(dg.AssetKey(["raw", "onet_task_statements"]))
+    assert observed is not None
+
+
+def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
+    for key in SMALL:
+        assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
+    with warehouse.connect(small_env["db"]) as con:
+        before = warehouse.table_hash(con, "raw", "benchmark_prompts")
+    # Break cybench on its third line: its partition fails naming file and line; the others stay.
+    path = small_env["sources"] / "benchmarks" / "cybench.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = lines[2][: len(lines[2]) // 2] + "\n"
+    path.write_text("".join(lines))
+    result = _materialize(small_env, [benchmark_prompts], partition_key="cybench", raise_on_error=False)
+    assert not result.success
+    failure = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE][0]
+    errors = failure.step_failure_data.user_failure_data.metadata["errors"].value
+    assert "cybench.jsonl:3" in errors["cybench"] and "not valid JSON" in errors["cybench"]
+    with warehouse.connect(small_env["db"]) as con:
+        assert warehouse.table_hash(con, "raw", "benchmark_prompts") == before
+        counts = dict(con.execute("select benchmark, count(*) from raw.benchmark_prompts group by 1").fetchall())
+    assert counts == {"cybench": 39, "finance-agent": 50, "paperbench": 23}
+
+
+def test_results_partition_without_results_file_is_empty(small_env):
+    assert _materialize(small_env, [benchmark_results], partition_key="paperbench").success
+    assert _materialize(small_env, [benchmark_results], partition_key="cybench").success
+    with warehouse.connect(small_env["db"]) as con:
+        counts = dict(con.execute("select benchmark, count(*) from raw.benchmark_results group by 1").fetchall())
+    assert counts == {"cybench": 9 * 39 - 1}  # o4-mini lacks one task (results/SOURCES.md)
+
+
+def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
+    assert _materialize(small_env, [*file_assets, *raw_assets], selection=[dg.AssetKey(["raw", "onet_task_statements"]), dg.AssetKey(["files", "onet_task_statements"])]).success
+    assert _materialize(small_env, [task_index], selection=None).success
+    for key in ("cybench", "paperbench"):
+        assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
+    hashes = []
+    for _ in range(2):
+        result = _materialize(small_env, [prompt_task_labels], partition_key="cybench")
+        assert result.success
+        with warehouse.connect(small_env["db"]) as con:
+            hashes.append(warehouse.table_hash(con, "labeling", "prompt_task_labels"))
+    assert hashes[0] == hashes[1]
+    assert _materialize(small_env, [prompt_task_labels], partition_key="paperbench").success
+    with warehouse.connect(small_env["db"]) as con:
+        rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.prompt_task_labels group by 1 order by 1").fetchall()
+        statuses = dict(con.execute("select status, count(*) from labeling.prompt_judgements group by 1").fetchall())
+    assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 3 for r in rows)
+    assert sum(statuses.values()) == 39 + 23
+    # The second run of a partition found every embedding cached and never loaded the model.
+    events = result.asset_materializations_for_node("prompt_task_labels")
+    metadata = [e for e in events if e.asset_key == dg.AssetKey(["labeling", "prompt_task_labels"])][0].metadata
+    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v1"
+
+
+def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
+    instance = small_env["instance"]
+    context = dg.build_sensor_context(instance=instance)
+    first = benchmark_files_sensor(context)
+    assert sorted(r.partition_key for r in first.run_requests) == sorted(SMALL)
+    assert not first.dynamic_partitions_requests  # all three already exist
+    # A new benchmark file: its partition is added and requested in one result.
+    shutil.copy(small_env["sources"] / "benchmarks" / "paperbench.jsonl", small_env["sources"] / "benchmarks" / "my-bench.jsonl")
+    text = (small_env["sources"] / "benchmarks" / "my-bench.jsonl").read_text().replace('"benchmark": "paperbench"', '"benchmark": "my-bench"')
+    (small_env["sources"] / "benchmarks" / "my-bench.jsonl").write_text(text)
+    second = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor))
+    assert [r.partition_key for r in second.run_requests] == ["my-bench"]
+    adds = [req for req in second.dynamic_partitions_requests if isinstance(req, dg.AddDynamicPartitionsRequest)]
+    assert adds and adds[0].partition_keys == ["my-bench"]
+    # Nothing changed: nothing requested.
+    third = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=second.cursor))
+    assert third.run_requests == []
+    # A removed file deletes its partition; an unsafe file name is ignored, not added.
+    (small_env["sources"] / "benchmarks" / "finance-agent.jsonl").unlink()
+    (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").write_text("{}\n")
+    fourth = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=third.cursor))
+    deletes = [req for req in fourth.dynamic_partitions_requests if isinstance(req, dg.DeleteDynamicPartitionsRequest)]
+    assert deletes and deletes[0].partition_keys == ["finance-agent"]
+    assert json.loads(fourth.cursor).keys() == {"cybench", "paperbench", "my-bench"}

@@ -1,0 +1,84 @@
+"""The Definitions load and have the shape the issues promise (groups, keys, checks, jobs, automation)."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+
+from workbank_dagster.definitions import defs
+from workbank_dagster.settings import load_settings
+from workbank_dagster.transform.project import dbt_build_args
+
+MARTS = ["dim_task", "dim_occupation", "fct_prompt_task_labels", "fct_task_coverage", "fct_occupation_coverage", "fct_family_coverage", "fct_work_time_coverage"]
+
+
+def _graph():
+    return defs.resolve_asset_graph()
+
+
+def test_definitions_validate():
+    dg.Definitions.validate_loadable(defs)
+
+
+def test_every_group_present_and_every_asset_grouped():
+    graph = _graph()
+    groups = {graph.get(key).group_name for key in graph.materializable_asset_keys}
+    assert groups == {"sources", "labeling", "transform", "report"} | ({"analysis"} & groups)
+
+
+def test_marts_and_raw_tables_are_assets_with_lineage():
+    graph = _graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    for mart in MARTS:
+        assert f"marts/{mart}" in keys
+    assert "raw/benchmark_prompts" in keys and "labeling/prompt_task_labels" in keys
+    # dbt sources resolve to the Python assets that write them: raw -> staging -> marts -> report.
+    parents = graph.get(dg.AssetKey(["staging", "stg_benchmarks__prompts"])).parent_keys
+    assert dg.AssetKey(["raw", "benchmark_prompts"]) in parents
+    assert dg.AssetKey(["marts", "fct_task_coverage"]) in graph.get(dg.AssetKey(["report", "headline"])).parent_keys
+    assert dg.AssetKey(["labeling", "prompt_task_labels"]) in graph.get(dg.AssetKey(["staging", "stg_labeling__prompt_task_labels"])).parent_keys
+
+
+def test_dbt_tests_are_asset_checks():
+    checks = list(_graph().asset_check_keys)
+    names = {c.name for c in checks}
+    assert len(checks) >= 30
+    assert "assert_time_shares_sum_to_one" in names
+    assert any(c.asset_key == dg.AssetKey(["marts", "dim_task"]) and c.name.startswith("unique_dim_task_task_id") for c in checks)
+
+
+def test_partitioned_assets_use_benchmarks_partitions_and_single_run_backfills():
+    graph = _graph()
+    for key in (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "prompt_task_labels"]):
+        node = graph.get(dg.AssetKey(key))
+        assert isinstance(node.partitions_def, dg.DynamicPartitionsDefinition)
+        assert node.partitions_def.name == "benchmarks"
+        assert node.backfill_policy == dg.BackfillPolicy.single_run()
+
+
+def test_warehouse_assets_share_one_pool():
+    for assets_def in defs.assets:
+        if not isinstance(assets_def, dg.AssetsDefinition) or not assets_def.is_executable:
+            continue
+        if any(k.path[0] in ("files",) for k in assets_def.keys):
+            continue
+        pools = {spec_pool for spec_pool in [assets_def.op.pool]}
+        assert pools == {"warehouse"}, assets_def.keys
+
+
+def test_jobs_sensor_and_schedule():
+    assert defs.resolve_job_def("all_assets") is not None
+    assert defs.resolve_job_def("benchmark_refresh") is not None
+    assert defs.resolve_sensor_def("benchmark_files_sensor") is not None
+    assert defs.resolve_schedule_def("weekly_refresh").cron_schedule == "0 5 * * 1"
+
+
+def test_dbt_build_args_carry_settings(monkeypatch):
+    monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "3")
+    monkeypatch.setenv("WORKBANK_ACTIVE_LABELER", "llm:gpt-x:v2")
+    args = dbt_build_args(load_settings())
+    assert args[:2] == ["build", "--vars"]
+    variables = json.loads(args[2])
+    assert variables["coverage_threshold"] == 3 and variables["active_labeler"] == "llm:gpt-x:v2"
+    assert dbt_build_args(load_settings(), select="marts")[-2:] == ["--select", "marts"]

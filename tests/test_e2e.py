@@ -1,0 +1,94 @@
+"""The whole pipeline, as `make run` runs it, on the real data (once per session), then warm."""
+
+from __future__ import annotations
+
+import time
+
+import dagster as dg
+import duckdb
+import pytest
+
+from conftest import run_pipeline
+
+pytestmark = pytest.mark.e2e
+
+
+def test_headline_numbers(pipeline_run):
+    h = pipeline_run["headline"]
+    assert h["n_tasks"] == 18_796
+    assert h["n_occupations"] == 923
+    assert h["n_families"] == 22
+    assert h["n_benchmarks"] == 24
+    assert h["n_prompts"] == 7_702
+    assert h["total_employment"] == 152_091_610
+    assert h["coverage_threshold"] == 5
+    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v1"
+    assert 0 < h["n_labels"] <= 3 * h["n_prompts"]
+    assert 0 < h["n_tasks_covered"] < h["n_tasks"]
+    assert 0.0 < h["work_time_share_uncovered"] < 1.0
+    # About 440 WritingBench prompts are Chinese: marked unlabeled with the reason, and counted.
+    assert 400 <= h["n_prompts_unlabeled_language"] <= 460
+    expected_keys = {
+        "n_tasks", "n_occupations", "n_families", "n_benchmarks", "n_prompts", "n_labels", "coverage_threshold",
+        "n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation",
+        "work_time_share_uncovered", "total_employment", "labeler",
+    }
+    assert expected_keys <= set(h)
+
+
+def test_marts_shape_and_invariants(pipeline_run):
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        count = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+        assert count("select count(*) from marts.dim_task") == 18_796
+        assert count("select count(*) from marts.dim_occupation") == 923
+        assert count("select count(*) from marts.dim_task where time_share_imputed") == 1_292
+        assert count("select count(*) from marts.dim_task where exposed is null") == 45
+        assert count("select count(*) from marts.dim_task where importance = 0") == 0
+        assert count("select count(*) from marts.fct_task_coverage") == 18_796
+        assert count("select count(*) from marts.fct_family_coverage") == 22
+        assert sorted(r[0] for r in con.execute("select threshold from marts.fct_work_time_coverage").fetchall()) == [1, 3, 5, 10]
+        shares = [r[0] for r in con.execute("select share_uncovered from marts.fct_work_time_coverage order by threshold").fetchall()]
+        assert shares == sorted(shares)  # a higher bar leaves more work time uncovered
+        assert count("select count(*) from marts.dim_occupation where employment is null") == 1  # 45-3031
+        columns = {
+            "dim_task": {"task_id", "onet_soc_code", "task", "task_type", "importance", "exposed", "time_share", "time_share_imputed", "family_code"},
+            "dim_occupation": {"onet_soc_code", "title", "family_code", "family_title", "employment", "wage_bill"},
+            "fct_prompt_task_labels": {"benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"},
+            "fct_task_coverage": {"task_id", "n_prompts", "n_benchmarks", "covered"},
+            "fct_occupation_coverage": {"onet_soc_code", "family_code", "n_tasks", "n_tasks_covered", "share_tasks_covered", "has_coverage", "employment", "hours", "hours_uncovered"},
+            "fct_family_coverage": {"family_code", "family_title", "n_occupations", "n_occupations_with_coverage", "n_tasks", "n_tasks_covered", "hours", "hours_uncovered"},
+            "fct_work_time_coverage": {"threshold", "hours_total", "hours_uncovered", "share_uncovered"},
+        }
+        for table, expected in columns.items():
+            present = {r[0] for r in con.execute(f"describe marts.{table}").fetchall()}
+            assert expected <= present, (table, expected - present)
+    finally:
+        con.close()
+
+
+def test_every_dbt_check_passed(pipeline_run, monkeypatch):
+    monkeypatch.setenv("DAGSTER_HOME", pipeline_run["env"]["DAGSTER_HOME"])
+    instance = dg.DagsterInstance.get()
+    records = instance.get_records_for_run(
+        run_id=instance.get_runs(limit=1)[0].run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+    ).records
+    evaluations = [r.event_log_entry.dagster_event.event_specific_data for r in records]
+    assert len(evaluations) >= 30
+    failed = [e.check_name for e in evaluations if not e.passed]
+    assert failed == []
+
+
+def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):
+    started = time.perf_counter()
+    completed = run_pipeline(pipeline_run["env"])
+    elapsed = time.perf_counter() - started
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    monkeypatch.setenv("DAGSTER_HOME", pipeline_run["env"]["DAGSTER_HOME"])
+    instance = dg.DagsterInstance.get()
+    event = instance.get_latest_materialization_event(dg.AssetKey(["labeling", "prompt_task_labels"]))
+    metadata = event.asset_materialization.metadata
+    assert metadata["embedded_now"].value == 0
+    assert metadata["model_loaded"].value is False
+    # Generous bound for a noisy CI machine; the measured figure lives in bench/results.json.
+    assert elapsed < 300, elapsed

@@ -1,0 +1,99 @@
+"""Retrieval, chunking, language and the embedding store on small data with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from workbank_dagster.labeling.embedding_store import EmbeddingStore
+from workbank_dagster.labeling.judges import EmbeddedJudge
+from workbank_dagster.labeling.labels import Embeddings, label_with_embedded_judge
+from workbank_dagster.labeling.retrieval import top_k
+from workbank_dagster.labeling.text import chunk_text, language_of, pool_chunks
+
+
+def _unit(rows):
+    rows = np.asarray(rows, dtype=np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_top_k_matches_brute_force_across_chunks():
+    rng = np.random.default_rng(0)
+    queries, corpus = _unit(rng.normal(size=(37, 8))), _unit(rng.normal(size=(101, 8)))
+    idx, scores = top_k(queries, corpus, 5, chunk=7)
+    sims = queries @ corpus.T
+    expected = np.argsort(-sims, axis=1, kind="stable")[:, :5]
+    assert (idx == expected).all()
+    assert np.allclose(scores, np.take_along_axis(sims, expected, axis=1))
+
+
+def test_top_k_more_than_corpus():
+    idx, scores = top_k(_unit([[1, 0], [0, 1]]), _unit([[1, 0.1], [0.1, 1], [1, 1]]), 10)
+    assert idx.shape == (2, 3) and idx[0, 0] == 0 and idx[1, 0] == 1
+
+
+def test_chunking_keeps_whole_text_and_bounds_chunks():
+    text = " ".join(f"w{i}" for i in range(1000))
+    chunks = chunk_text(text, words_per_chunk=150)
+    assert len(chunks) == 7 and chunks[-1].endswith("w999") and chunks[0].startswith("w0 ")
+    capped = chunk_text(text, words_per_chunk=50, max_chunks=4)
+    assert len(capped) == 4 and capped[0].startswith("w0 ") and capped[-1].endswith("w999")
+
+
+def test_language_detection():
+    assert language_of("Write a memo to the board about the Q3 budget.") == "en"
+    assert language_of("请为公司撰写一份关于第三季度预算的备忘录，并附上数据表。") == "cjk"
+    assert language_of("Summarise 第三季度 results for the board of directors today please") == "en"
+
+
+def test_pool_chunks_is_normalised_mean():
+    vectors = _unit([[1, 0], [0, 1], [1, 0]])
+    pooled = pool_chunks(vectors, np.array([0, 0, 1]), 2)
+    assert np.allclose(pooled[0], _unit([[1, 1]])[0]) and np.allclose(pooled[1], [1, 0])
+
+
+class CountingEncoder:
+    model_name = "all-MiniLM-L6-v2"
+    loaded = False
+
+    def __init__(self):
+        self.calls = 0
+        self.texts = 0
+
+    def encode(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        return _unit([[len(t), sum(map(ord, t)) % 97 + 1, 1] for t in texts])
+
+
+def test_store_embeds_each_text_once(tmp_path):
+    store = EmbeddingStore(tmp_path / "e.sqlite")
+    encoder = CountingEncoder()
+    first = store.embed("m", ["a", "bb", "a"], encoder.encode)
+    again = EmbeddingStore(tmp_path / "e.sqlite").embed("m", ["bb", "a"], encoder.encode)
+    assert encoder.texts == 2 and encoder.calls == 1
+    assert np.allclose(first[1], again[0]) and np.allclose(first[0], first[2])
+
+
+def test_embedded_judge_floor_and_cap():
+    judge = EmbeddedJudge(labels_per_prompt=2, min_similarity=0.5)
+    chosen = judge.select(np.array([[7, 8, 9], [1, 2, 3]]), np.array([[0.9, 0.6, 0.55], [0.4, 0.3, 0.2]]))
+    assert chosen == [[(7, 0.9), (8, 0.6)], []]
+
+
+def test_label_with_embedded_judge_marks_non_english(tmp_path):
+    encoder = CountingEncoder()
+    embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=encoder)
+    task_vectors = embeddings.texts(["Prepare budget reports.", "Repair engines."])
+    prompts = pd.DataFrame(
+        {
+            "benchmark": ["b", "b"],
+            "prompt_id": ["1", "2"],
+            "prompt": ["Prepare budget reports.", "请为公司撰写一份关于第三季度预算的备忘录"],
+            "prompt_hash": ["h1", "h2"],
+        }
+    )
+    labels, judgements = label_with_embedded_judge(prompts, np.array([10, 20]), task_vectors, embeddings, EmbeddedJudge(labels_per_prompt=1, min_similarity=0.0))
+    assert labels[["prompt_id", "task_id", "rank"]].values.tolist() == [["1", 10, 1]]
+    assert judgements.set_index("prompt_id")["status"].to_dict() == {"1": "labeled", "2": "unlabeled"}
+    assert "English" in judgements.set_index("prompt_id").at["2", "reason"]

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pytest
+
+from workbank_dagster import warehouse
+from workbank_dagster.settings import REPO_ROOT, load_settings
+
+
+def test_defaults_resolve_from_repository_root(monkeypatch, tmp_path):
+    for name in ("WORKBANK_DATA_DIR", "WORKBANK_DUCKDB_PATH", "WORKBANK_SOURCE_DIR", "WORKBANK_CACHE_DIR", "WORKBANK_OUTPUT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)  # the working directory must not matter
+    settings = load_settings()
+    assert settings.duckdb_path == REPO_ROOT / "data" / "warehouse.duckdb"
+    assert settings.coverage_threshold == 5
+    assert settings.source_dir == (REPO_ROOT.parent / "shared" / "data").resolve()
+
+
+def test_bad_settings_are_named(monkeypatch):
+    monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "five")
+    with pytest.raises(ValueError, match="WORKBANK_COVERAGE_THRESHOLD"):
+        load_settings()
+    monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "5")
+    monkeypatch.setenv("WORKBANK_EXPOSURE_RATER", "robots")
+    with pytest.raises(ValueError, match="human, gpt4"):
+        load_settings()
+
+
+def test_replace_rows_touches_only_its_partition(tmp_path):
+    path = tmp_path / "w.duckdb"
+    a = pd.DataFrame({"benchmark": ["a", "a"], "prompt_id": ["1", "2"], "n": [1, 2]})
+    b = pd.DataFrame({"benchmark": ["b"], "prompt_id": ["1"], "n": [3]})
+    with warehouse.connect(path) as con:
+        warehouse.replace_rows(con, "raw", "t", a, {"benchmark": "a"})
+        warehouse.replace_rows(con, "raw", "t", b, {"benchmark": "b"})
+        before = warehouse.table_hash(con, "raw", "t")
+        warehouse.replace_rows(con, "raw", "t", a, {"benchmark": "a"})  # idempotent
+        assert warehouse.table_hash(con, "raw", "t") == before
+        warehouse.replace_rows(con, "raw", "t", a.iloc[:1], {"benchmark": "a"})
+        assert con.execute("select benchmark, count(*) from raw.t group by 1 order by 1").fetchall() == [("a", 1), ("b", 1)]
+
+
+def test_replace_rows_rolls_back_on_schema_mismatch(tmp_path):
+    path = tmp_path / "w.duckdb"
+    with warehouse.connect(path) as con:
+        warehouse.replace_rows(con, "raw", "t", pd.DataFrame({"benchmark": ["a"], "n": [1]}), {"benchmark": "a"})
+        with pytest.raises(ValueError, match="do not match"):
+            warehouse.replace_rows(con, "raw", "t", pd.DataFrame({"benchmark": ["a"], "m": [1]}), {"benchmark": "a"})
+        assert con.execute("select count(*) from raw.t").fetchone()[0] == 1
+
+
+def test_table_hash_counts_repeated_rows(tmp_path):
+    with warehouse.connect(tmp_path / "w.duckdb") as con:
+        warehouse.replace_table(con, "raw", "one", pd.DataFrame({"x": [1]}))
+        warehouse.replace_table(con, "raw", "two", pd.DataFrame({"x": [1, 1, 1]}))
+        assert warehouse.table_hash(con, "raw", "one") != warehouse.table_hash(con, "raw", "two")
+
+
+def test_connect_waits_for_a_lock_then_fails_clearly(tmp_path):
+    import multiprocessing
+
+    path = tmp_path / "w.duckdb"
+    ctx = multiprocessing.get_context("spawn")
+    ready = ctx.Event()
+    release = ctx.Event()
+    holder = ctx.Process(target=_hold_lock, args=(str(path), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        with pytest.raises(duckdb.IOException):
+            with warehouse.connect(path, wait_seconds=0.5):
+                pass
+    finally:
+        release.set()
+        holder.join(30)
+    with warehouse.connect(path, wait_seconds=5) as con:  # free again
+        assert con.execute("select 1").fetchone() == (1,)
+
+
+def _hold_lock(path, ready, release):
+    con = duckdb.connect(path)
+    ready.set()
+    release.wait(30)
+    con.close()
