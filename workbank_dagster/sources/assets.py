@@ -9,6 +9,7 @@ import pandas as pd
 from .. import warehouse
 from ..resources import WarehouseResource
 from ..settings import load_settings
+from .fetch import ensure_source
 from .registry import SOURCES, Source
 from .validate import file_sha256
 
@@ -16,7 +17,11 @@ RAW_SCHEMA = "raw"
 
 
 def source_path(relative: str) -> Path:
-    return load_settings().resolved_source_dir / relative
+    """Where a source file is read: the configured folder, or (no folder) its fetched upstream copy."""
+    settings = load_settings()
+    if settings.source_dir is None:
+        return ensure_source(relative, settings.download_dir)
+    return settings.source_dir / relative
 
 
 def table_metadata(frame: pd.DataFrame, source: Source | None = None) -> dict:
