@@ -75,25 +75,73 @@ def test_store_embeds_each_text_once(tmp_path):
     assert np.allclose(first[1], again[0]) and np.allclose(first[0], first[2])
 
 
-def test_embedded_judge_floor_and_cap():
-    judge = EmbeddedJudge(labels_per_prompt=2, min_similarity=0.5)
-    chosen = judge.select(np.array([[7, 8, 9], [1, 2, 3]]), np.array([[0.9, 0.6, 0.55], [0.4, 0.3, 0.2]]))
-    assert chosen == [[(7, 0.9), (8, 0.6)], []]
+def _tiny_index(embeddings):
+    from workbank_dagster.labeling.labels import build_task_index
+
+    tasks = pd.DataFrame(
+        {
+            "task_id": [10, 11, 20, 21],
+            "onet_soc_code": ["13-2011.00", "13-2011.00", "49-3023.00", "49-3023.00"],
+            "task": ["Prepare budget reports.", "Audit financial statements.", "Repair engines.", "Replace brake pads."],
+        }
+    )
+    occupations = pd.DataFrame(
+        {
+            "onet_soc_code": ["13-2011.00", "49-3023.00", "11-1011.00"],
+            "title": ["Accountants and Auditors", "Automotive Service Technicians", "Chief Executives"],
+            "description": ["Examine financial records.", "Repair vehicles.", "Direct organizations."],
+        }
+    )
+    return build_task_index(tasks, occupations, embeddings)
+
+
+def test_index_keeps_only_occupations_with_tasks(tmp_path):
+    embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=CountingEncoder())
+    index = _tiny_index(embeddings)
+    assert list(index.occupation_codes) == ["13-2011.00", "49-3023.00"]
+    assert index.task_occupation.tolist() == [0, 0, 1, 1]
+
+
+def test_embedded_judge_takes_best_occupation_first_and_respects_floor(tmp_path):
+    from workbank_dagster.labeling.retrieval import Candidates
+
+    embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=CountingEncoder())
+    index = _tiny_index(embeddings)
+    candidates = Candidates(
+        task_positions=[np.array([2, 0, 3, 1]), np.array([0, 1])],
+        task_similarity=[np.array([0.9, 0.8, 0.7, 0.1]), np.array([0.2, 0.1])],
+        occupations=np.array([[0, 1], [0, 1]]),
+        occupation_scores=np.zeros((2, 2)),
+    )
+    judge = EmbeddedJudge(n_occupations=2, first_tasks=2, other_tasks=1, min_similarity=0.15)
+    chosen = judge.select(candidates, index)
+    # Occupation 0 first (its two tasks, the one below the floor dropped), then occupation 1's best.
+    assert chosen[0] == [(10, 0.8), (20, 0.9)]
+    assert chosen[1] == [(10, 0.2)]
 
 
 def test_label_with_embedded_judge_marks_non_english(tmp_path):
     encoder = CountingEncoder()
     embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=encoder)
-    task_vectors = embeddings.texts(["Prepare budget reports.", "Repair engines."])
+    index = _tiny_index(embeddings)
     prompts = pd.DataFrame(
         {
             "benchmark": ["b", "b"],
             "prompt_id": ["1", "2"],
-            "prompt": ["Prepare budget reports.", "请为公司撰写一份关于第三季度预算的备忘录"],
+            "prompt": ["You are an accountant. Prepare budget reports.", "请为公司撰写一份关于第三季度预算的备忘录"],
             "prompt_hash": ["h1", "h2"],
         }
     )
-    labels, judgements = label_with_embedded_judge(prompts, np.array([10, 20]), task_vectors, embeddings, EmbeddedJudge(labels_per_prompt=1, min_similarity=0.0))
-    assert labels[["prompt_id", "task_id", "rank"]].values.tolist() == [["1", 10, 1]]
+    labels, judgements = label_with_embedded_judge(prompts, index, embeddings, EmbeddedJudge(n_occupations=1, first_tasks=1, min_similarity=-1.0))
+    assert labels[["prompt_id", "rank"]].values.tolist() == [["1", 1]]
     assert judgements.set_index("prompt_id")["status"].to_dict() == {"1": "labeled", "2": "unlabeled"}
     assert "English" in judgements.set_index("prompt_id").at["2", "reason"]
+
+
+def test_role_phrase():
+    from workbank_dagster.labeling.text import role_phrase
+
+    assert role_phrase("You are a pediatric nurse practitioner working in a primary care office.") == "pediatric nurse practitioner"
+    assert role_phrase("As the Director of Parks and Recreation, you plan events.") == "Director of Parks and Recreation"
+    assert role_phrase("You are an AI assistant. Summarise this.") is None
+    assert role_phrase("Sort the list as integers.") is None

@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # The default labeler, spelled `method:model:template-version` (METHOD.md §3).
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v1"
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v2"
 
 
 def _path(value: str | None, default: Path) -> Path:
@@ -83,8 +83,11 @@ class Settings:
     # Embedded judge.
     embedding_model: str = "all-MiniLM-L6-v2"
     embed_batch_size: int = 64
-    labels_per_prompt: int = 3
-    min_label_similarity: float = 0.35
+    judge_occupations: int = 4
+    min_label_similarity: float = 0.25
+    n_candidate_occupations: int = 5
+    candidates_per_occupation: int = 6
+    candidates_nearest: int = 10
     extra: dict = field(default_factory=dict)
 
     @property
@@ -151,8 +154,11 @@ def load_settings() -> Settings:
         cluster_level=_choice("WORKBANK_CLUSTER_LEVEL", "major", ("major", "minor")),
         min_prompts_per_task=_int("WORKBANK_MIN_PROMPTS_PER_TASK", 5),
         embed_batch_size=_int("WORKBANK_EMBED_BATCH_SIZE", 64),
-        labels_per_prompt=_int("WORKBANK_LABELS_PER_PROMPT", 3),
-        min_label_similarity=_float("WORKBANK_MIN_LABEL_SIMILARITY", 0.35),
+        judge_occupations=_int("WORKBANK_JUDGE_OCCUPATIONS", 4),
+        min_label_similarity=_float("WORKBANK_MIN_LABEL_SIMILARITY", 0.25),
+        n_candidate_occupations=_int("WORKBANK_CANDIDATE_OCCUPATIONS", 5),
+        candidates_per_occupation=_int("WORKBANK_CANDIDATES_PER_OCCUPATION", 6),
+        candidates_nearest=_int("WORKBANK_CANDIDATES_NEAREST", 10),
     )
     if settings.coverage_threshold < 1:
         raise ValueError("setting WORKBANK_COVERAGE_THRESHOLD: expected at least 1")

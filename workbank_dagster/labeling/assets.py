@@ -4,7 +4,6 @@
 import time
 
 import dagster as dg
-import numpy as np
 
 from .. import warehouse
 from ..partitions import benchmarks_partitions
@@ -14,7 +13,7 @@ from ..sources.assets import table_metadata
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
 from .judges import EmbeddedJudge
-from .labels import Embeddings, label_with_embedded_judge
+from .labels import Embeddings, build_task_index, label_with_embedded_judge
 
 LABELING_SCHEMA = "labeling"
 LABELS_TABLE = "prompt_task_labels"
@@ -27,30 +26,43 @@ def embeddings_service() -> Embeddings:
     return Embeddings(store=store, embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size))
 
 
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple[np.ndarray, np.ndarray]:
-    tasks = warehouse_db.query("SELECT task_id, task FROM raw.onet_task_statements ORDER BY task_id")
-    vectors = embeddings.texts(tasks["task"].tolist())
-    return tasks["task_id"].to_numpy(dtype=np.int64), vectors
+def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings):
+    tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
+    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations")
+    return build_task_index(tasks, occupations, embeddings)
+
+
+def retrieval_options(settings) -> dict:
+    return {
+        "n_occupations": settings.n_candidate_occupations,
+        "per_occupation": settings.candidates_per_occupation,
+        "n_nearest": settings.candidates_nearest,
+    }
+
+
+def embedded_judge(settings) -> EmbeddedJudge:
+    return EmbeddedJudge(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
 
 
 @dg.asset(
     key=[LABELING_SCHEMA, "task_index"],
-    deps=[dg.AssetKey(["raw", "onet_task_statements"])],
+    deps=[dg.AssetKey(["raw", "onet_task_statements"]), dg.AssetKey(["raw", "onet_occupations"])],
     group_name="labeling",
     kinds={"python", "sqlite"},
     owners=["team:labeling"],
     pool="warehouse",
-    description="Every O*NET task statement embedded with all-MiniLM-L6-v2 (cached in the embedding store, "
+    description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the embedding store, "
     "outside the warehouse): the corpus that candidate retrieval searches.",
 )
 def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     started = time.perf_counter()
     embeddings = embeddings_service()
-    task_ids, vectors = load_task_index(warehouse_db, embeddings)
+    index = load_task_index(warehouse_db, embeddings)
     return dg.MaterializeResult(
         metadata={
-            "n_tasks": len(task_ids),
-            "dimension": int(vectors.shape[1]),
+            "n_tasks": len(index.task_ids),
+            "n_occupations": len(index.occupation_codes),
+            "dimension": int(index.task_vectors.shape[1]),
             "model": embeddings.embedder.model_name,
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
@@ -90,15 +102,15 @@ def prompt_task_labels(context: dg.AssetExecutionContext, warehouse_db: Warehous
     settings = load_settings()
     started = time.perf_counter()
     embeddings = embeddings_service()
-    judge = EmbeddedJudge(labels_per_prompt=settings.labels_per_prompt, min_similarity=settings.min_label_similarity)
-    task_ids, task_vectors = load_task_index(warehouse_db, embeddings)
+    judge = embedded_judge(settings)
+    index = load_task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
     prompts = warehouse_db.query(
         f"SELECT benchmark, prompt_id, prompt, prompt_hash FROM raw.benchmark_prompts WHERE benchmark IN ({','.join('?' * len(keys))}) "
         "ORDER BY benchmark, prompt_id",
         keys,
     )
-    labels, judgements = label_with_embedded_judge(prompts, task_ids, task_vectors, embeddings, judge)
+    labels, judgements = label_with_embedded_judge(prompts, index, embeddings, judge, **retrieval_options(settings))
     with warehouse_db.connect() as con:
         for key in keys:
             where = {"benchmark": key, "labeler": judge.labeler}
@@ -115,6 +127,7 @@ def prompt_task_labels(context: dg.AssetExecutionContext, warehouse_db: Warehous
         metadata={
             **table_metadata(labels),
             "labeler": judge.labeler,
+            "selection_rule": dg.MetadataValue.json(judge.describe()),
             "n_prompts": n_prompts,
             "labels_per_prompt": round(len(labels) / n_prompts, 3) if n_prompts else 0.0,
             "status_counts": dg.MetadataValue.json({k: int(v) for k, v in status_counts.items()}),

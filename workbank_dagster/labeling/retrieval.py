@@ -1,8 +1,31 @@
-"""Nearest-neighbour retrieval over unit vectors, in bounded memory (chunks of queries)."""
+"""Candidate retrieval, shared by every judge.
+
+For each prompt, occupations are ranked by a hybrid score, the sum of z-scored signals:
+
+- ``tasks``: mean cosine similarity of the prompt to the occupation's 3 most similar task statements;
+- ``centroid`` (weight 0.5): similarity to the mean of the occupation's task vectors;
+- ``lexical``: TF-IDF similarity (words and bigrams) of the prompt to a document made of the
+  occupation's title (twice), description and task statements: domain words (nurse, lease,
+  subpoena) that a small sentence model blurs;
+- ``role`` and ``role_words``: when the prompt states a role ("You are a property manager…"),
+  the similarity of that phrase to the occupation's title, as embeddings and as shared words.
+
+The candidates of a prompt are the `per_occupation` most similar tasks of each of its
+`n_occupations` best occupations plus its `n_nearest` nearest task statements overall (at most 40
+with the defaults), ordered by similarity. Everything is computed in chunks of prompts, so memory is bounded whatever the number of
+prompts.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 import numpy as np
+import pandas as pd
+
+WEIGHTS = {"tasks": 1.0, "centroid": 0.5, "lexical": 1.0, "role": 1.0, "role_words": 1.0}
+_STOP = {"and", "of", "the", "all", "other", "except", "a", "an", "or", "in", "for"}
 
 
 def top_k(queries: np.ndarray, corpus: np.ndarray, k: int, *, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
@@ -21,8 +44,119 @@ def top_k(queries: np.ndarray, corpus: np.ndarray, k: int, *, chunk: int = 1024)
         sims = queries[start : start + chunk] @ corpus.T
         part = np.argpartition(-sims, kth=k - 1, axis=1)[:, :k] if k < m else np.tile(np.arange(m), (len(sims), 1))
         part_scores = np.take_along_axis(sims, part, axis=1)
-        # Sort by score descending, then index ascending.
         order = np.lexsort((part, -part_scores), axis=1)
         indices[start : start + chunk] = np.take_along_axis(part, order, axis=1)
         scores[start : start + chunk] = np.take_along_axis(part_scores, order, axis=1)
     return indices, scores
+
+
+def title_words(text: str) -> set[str]:
+    return {w.rstrip("s") for w in re.findall(r"[a-z]+", text.lower()) if w not in _STOP}
+
+
+def _zscore(values: np.ndarray) -> np.ndarray:
+    mean = values.mean(axis=1, keepdims=True)
+    std = values.std(axis=1, keepdims=True)
+    return (values - mean) / np.where(std > 0, std, 1.0)
+
+
+@dataclass
+class Candidates:
+    """Per prompt: candidate task positions (into the index), their similarity, and occupation order."""
+
+    task_positions: list[np.ndarray]
+    task_similarity: list[np.ndarray]
+    occupations: np.ndarray  # (n_prompts, n_best) occupation positions, best first
+    occupation_scores: np.ndarray
+
+
+class TaskIndex:
+    """Task statements and occupations, embedded and indexed for retrieval."""
+
+    def __init__(
+        self,
+        tasks: pd.DataFrame,  # task_id, onet_soc_code, task (ordered as task_vectors)
+        task_vectors: np.ndarray,
+        occupations: pd.DataFrame,  # onet_soc_code, title, description
+        title_vectors: np.ndarray,
+    ) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.tasks = tasks.reset_index(drop=True)
+        self.task_ids = self.tasks["task_id"].to_numpy(dtype=np.int64)
+        self.task_vectors = task_vectors
+        codes = list(occupations["onet_soc_code"])
+        self.occupation_codes = np.array(codes)
+        position = {code: i for i, code in enumerate(codes)}
+        self.task_occupation = np.array([position[c] for c in self.tasks["onet_soc_code"]], dtype=np.int64)
+        self.title_vectors = title_vectors
+        self.titles = list(occupations["title"])
+        self._title_words = [title_words(t) for t in self.titles]
+        centroid = np.zeros((len(codes), task_vectors.shape[1]), dtype=np.float32)
+        np.add.at(centroid, self.task_occupation, task_vectors)
+        self.centroids = centroid / np.maximum(np.linalg.norm(centroid, axis=1, keepdims=True), 1e-12)
+        self.tasks_of = [np.where(self.task_occupation == i)[0] for i in range(len(codes))]
+        statements = self.tasks.groupby("onet_soc_code", sort=False)["task"].apply(" ".join)
+        documents = [
+            f"{title} {title} {description or ''} {statements.get(code, '')}"
+            for code, title, description in zip(codes, occupations["title"], occupations["description"].fillna(""))
+        ]
+        self._tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2 if len(documents) >= 50 else 1, ngram_range=(1, 2), max_features=200_000)
+        self._documents = self._tfidf.fit_transform(documents)
+
+    def _task_evidence(self, sims: np.ndarray, top: int = 3) -> np.ndarray:
+        """Mean of each occupation's `top` best task similarities, for a block of prompts."""
+        out = np.zeros((len(sims), len(self.occupation_codes)), dtype=np.float32)
+        for o, positions in enumerate(self.tasks_of):
+            block = sims[:, positions]
+            if block.shape[1] > top:
+                block = -np.partition(-block, top - 1, axis=1)[:, :top]
+            out[:, o] = block.mean(axis=1)
+        return out
+
+    def retrieve(
+        self,
+        prompt_texts: list[str],
+        prompt_vectors: np.ndarray,
+        role_vectors: np.ndarray,
+        has_role: np.ndarray,
+        roles: list[str | None],
+        *,
+        n_occupations: int = 5,
+        per_occupation: int = 6,
+        n_nearest: int = 10,
+        chunk: int = 512,
+    ) -> Candidates:
+        positions: list[np.ndarray] = []
+        similarity: list[np.ndarray] = []
+        best_all, best_scores = [], []
+        for start in range(0, len(prompt_texts), chunk):
+            stop = start + chunk
+            vectors = prompt_vectors[start:stop]
+            sims = vectors @ self.task_vectors.T
+            lexical = (self._tfidf.transform(prompt_texts[start:stop]) @ self._documents.T).toarray()
+            score = (
+                WEIGHTS["tasks"] * _zscore(self._task_evidence(sims))
+                + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
+                + WEIGHTS["lexical"] * _zscore(lexical)
+            )
+            role_mask = has_role[start:stop]
+            if role_mask.any():
+                role_title = _zscore(role_vectors[start:stop] @ self.title_vectors.T)
+                words = np.array(
+                    [[len(title_words(r) & t) / max(len(title_words(r) | t), 1) for t in self._title_words] if r else np.zeros(len(self.titles)) for r in roles[start:stop]]
+                )
+                score = score + role_mask[:, None] * (WEIGHTS["role"] * role_title + WEIGHTS["role_words"] * words)
+            order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
+            best_all.append(order)
+            best_scores.append(np.take_along_axis(score, order, axis=1))
+            nearest = np.argsort(-sims, axis=1, kind="stable")[:, :n_nearest]
+            for row in range(len(vectors)):
+                own = [self.tasks_of[o][np.argsort(-sims[row, self.tasks_of[o]], kind="stable")[:per_occupation]] for o in order[row]]
+                pool = np.unique(np.concatenate([*own, nearest[row]]))
+                ranked = pool[np.argsort(-sims[row, pool], kind="stable")]
+                positions.append(ranked)
+                similarity.append(sims[row, ranked])
+        occupations = np.vstack(best_all) if best_all else np.zeros((0, n_occupations), dtype=np.int64)
+        scores = np.vstack(best_scores) if best_scores else np.zeros((0, n_occupations))
+        return Candidates(positions, similarity, occupations, scores)

@@ -49,3 +49,24 @@ def pool_chunks(chunk_vectors: np.ndarray, owners: np.ndarray, n_texts: int) -> 
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
     np.divide(pooled, norms, out=pooled, where=norms > 0)
     return pooled
+
+
+# "You are a property manager…", "As the Director of Parks and Recreation, …": the role a prompt
+# asks the worker to play names the occupation better than anything else in it.
+_ROLE = re.compile(
+    r"(?:^|[.!?]\s+|,\s*|\n)\s*(?:you are|you're|you\u2019re|as|you work as|acting as|in your (?:role|capacity) as|"
+    r"your role is|imagine you are|assume the role of|you have been hired as|you serve as|you are working as)"
+    r"\s+(?:an?|the)\s+([A-Za-z][^.,;:()\n]{2,80})",
+    re.IGNORECASE,
+)
+_ROLE_CUT = re.compile(r"\b(?:at|for|in|with|who|that|working|responsible|of a|of an|on|tasked)\b", re.IGNORECASE)
+_NOT_A_ROLE = re.compile(r"^(?:ai|an ai|language model|assistant|agent|helpful|llm|expert|chatbot|model|part of|result|example|follows)\b", re.IGNORECASE)
+
+
+def role_phrase(text: str, window: int = 1500) -> str | None:
+    """The first role the prompt assigns ("pediatric nurse practitioner"), or None."""
+    for match in _ROLE.finditer(text[:window]):
+        phrase = _ROLE_CUT.split(match.group(1).strip(), maxsplit=1)[0].strip()
+        if len(phrase) >= 3 and not _NOT_A_ROLE.match(phrase):
+            return phrase
+    return None
