@@ -1,0 +1,95 @@
+"""The judgement cache: every judgement a judge paid for, keyed by (labeler, prompt hash, candidate hash).
+
+A store of its own (SQLite in WAL mode, outside the DuckDB warehouse), written as each judgement
+arrives and committed at once: a crash loses nothing paid for, a re-run pays for nothing twice, and
+a changed benchmark file re-judges only the prompts whose text (or candidates) changed. Only
+successful judgements are stored; a failed one is tried again next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def candidate_hash(task_ids) -> str:
+    """Order matters to a chat model (candidates are listed in this order), so it is hashed as is."""
+    return hashlib.sha256(",".join(str(int(t)) for t in task_ids).encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    task_ids: list[int]
+    rejected_ids: list[int]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    source: str  # "sync" | "batch"
+
+
+class JudgementCache:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connect() as con:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS judgements (labeler TEXT NOT NULL, prompt_hash TEXT NOT NULL, candidate_hash TEXT NOT NULL, "
+                "answer TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (labeler, prompt_hash, candidate_hash))"
+            )
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS batches (labeler TEXT NOT NULL, batch_id TEXT PRIMARY KEY, input_file_id TEXT, status TEXT NOT NULL, "
+                "n_requests INTEGER NOT NULL, created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=FULL")
+            self._local.con = con
+        return con
+
+    def get_many(self, labeler: str, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Judgement]:
+        con = self._connect()
+        found = {}
+        for prompt_hash, cand in keys:
+            row = con.execute(
+                "SELECT answer FROM judgements WHERE labeler = ? AND prompt_hash = ? AND candidate_hash = ?", (labeler, prompt_hash, cand)
+            ).fetchone()
+            if row:
+                found[(prompt_hash, cand)] = Judgement(**json.loads(row[0]))
+        return found
+
+    def put(self, labeler: str, prompt_hash: str, cand: str, judgement: Judgement) -> None:
+        self._connect().execute(
+            "INSERT OR REPLACE INTO judgements (labeler, prompt_hash, candidate_hash, answer) VALUES (?, ?, ?, ?)",
+            (labeler, prompt_hash, cand, json.dumps(judgement.__dict__)),
+        )
+
+    def count(self, labeler: str | None = None) -> int:
+        sql = "SELECT count(*) FROM judgements" + (" WHERE labeler = ?" if labeler else "")
+        return self._connect().execute(sql, (labeler,) if labeler else ()).fetchone()[0]
+
+    # Batch API bookkeeping: an open batch is polled, not submitted again.
+    def open_batch(self, labeler: str) -> tuple[str, int] | None:
+        row = self._connect().execute(
+            "SELECT batch_id, n_requests FROM batches WHERE labeler = ? AND status NOT IN ('ingested', 'failed', 'expired', 'cancelled') "
+            "ORDER BY created_at DESC LIMIT 1",
+            (labeler,),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def record_batch(self, labeler: str, batch_id: str, input_file_id: str, status: str, n_requests: int) -> None:
+        self._connect().execute(
+            "INSERT OR REPLACE INTO batches (labeler, batch_id, input_file_id, status, n_requests) VALUES (?, ?, ?, ?, ?)",
+            (labeler, batch_id, input_file_id, status, n_requests),
+        )
+
+    def set_batch_status(self, batch_id: str, status: str) -> None:
+        self._connect().execute("UPDATE batches SET status = ? WHERE batch_id = ?", (status, batch_id))

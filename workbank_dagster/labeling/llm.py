@@ -1,0 +1,408 @@
+"""The LLM judge: a chat model, through the OpenAI API or any OpenAI-compatible server, picks which of a
+prompt's retrieved candidate tasks the prompt exercises (METHOD.md §3, the article's method).
+
+- One request per prompt: the prompt and its candidates (ID, statement, occupation), temperature 0,
+  a JSON-schema response format; the answer is the list of task IDs in order of fit (= rank).
+- IDs outside the candidates are dropped and counted. A malformed or empty answer is retried, then
+  recorded as a failure.
+- 429 and 5xx answers, time-outs and connection errors are retried with exponential backoff that
+  honours Retry-After. Other 4xx answers fail at once.
+- Requests run concurrently up to a limit; every judgement is written to the judgement cache the
+  moment it arrives. A failure budget stops the work (the asset then fails loudly, keeping what was
+  done) and a spend cap stops new requests once the measured cost reaches it.
+- Batch mode writes the same requests as JSONL, uploads them, creates a batch, polls it, and
+  ingests the results by `custom_id`; an open batch is polled again on the next run, never resubmitted.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import email.utils
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .judgement_cache import Judgement, JudgementCache, candidate_hash
+
+TEMPLATE_VERSION = "t1"
+SYSTEM_PROMPT = (
+    "You map AI benchmark prompts to the O*NET work tasks they exercise. A prompt exercises a task when a "
+    "worker doing that task would do the work the prompt asks for. Choose only from the candidate tasks given, "
+    "by their numeric IDs, best fit first. Choose at most {max_labels}; choose none if no candidate fits. "
+    "Answer with JSON only."
+)
+RESPONSE_FORMAT = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "task_labels",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"task_ids": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["task_ids"],
+            "additionalProperties": False,
+        },
+    },
+}
+EXPECTED_COMPLETION_TOKENS = 40
+
+
+class MalformedAnswer(ValueError):
+    pass
+
+
+class SpendCapReached(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None  # None: the OpenAI API
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    max_attempts: int = 5
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    concurrency: int = 4
+    failure_budget: int = 20  # failed prompts tolerated before the run stops
+    spend_cap_usd: float = 5.0
+    input_usd_per_mtok: float = 0.15
+    output_usd_per_mtok: float = 0.60
+    batch_discount: float = 0.5
+    max_labels: int = 5
+
+    @property
+    def labeler(self) -> str:
+        return f"llm:{self.model}:{TEMPLATE_VERSION}"
+
+    def cost(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
+        usd = (prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok) / 1e6
+        return usd * (self.batch_discount if batch else 1.0)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One prompt to judge with its candidates: (task_id, statement, occupation title), in order."""
+
+    prompt_hash: str
+    prompt: str
+    candidates: tuple[tuple[int, str, str], ...]
+
+    @property
+    def candidate_ids(self) -> list[int]:
+        return [c[0] for c in self.candidates]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.prompt_hash, candidate_hash(self.candidate_ids))
+
+
+@dataclass
+class Failure:
+    reason: str
+    attempts: int
+
+
+@dataclass
+class RunReport:
+    results: dict[tuple[str, str], Judgement | Failure] = field(default_factory=dict)
+    from_cache: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    rejected_ids: int = 0
+    failures: int = 0
+    stopped: str | None = None  # why the run stopped early, if it did
+
+    def metadata(self) -> dict:
+        return {
+            "from_cache": self.from_cache,
+            "requests": self.requests,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "rejected_ids": self.rejected_ids,
+            "failures": self.failures,
+            "stopped": self.stopped or "",
+        }
+
+
+def build_request(item: Item, settings: LLMSettings) -> dict:
+    listing = "\n".join(f"{task_id}: {statement} ({title})" for task_id, statement, title in item.candidates)
+    return {
+        "model": settings.model,
+        "temperature": settings.temperature,
+        "response_format": RESPONSE_FORMAT,
+        "messages": [
+            {"role": "system", "content": SYSTEM_PROMPT.format(max_labels=settings.max_labels)},
+            {"role": "user", "content": f"Prompt:\n<<<\n{item.prompt}\n>>>\n\nCandidate tasks (ID: statement (occupation)):\n{listing}"},
+        ],
+    }
+
+
+def estimate_prompt_tokens(body: dict) -> int:
+    """About 4 characters per token for English, plus the message overhead."""
+    return sum(len(m["content"]) for m in body["messages"]) // 4 + 12
+
+
+def parse_answer(content: str | None, candidate_ids: list[int], max_labels: int) -> tuple[list[int], list[int]]:
+    """Task IDs in the model's order, kept if they are candidates; the others returned as rejected."""
+    if content is None or not content.strip():
+        raise MalformedAnswer("empty answer")
+    try:
+        payload = json.loads(content)
+    except json.JSONDecodeError as exc:
+        raise MalformedAnswer(f"answer is not JSON ({exc.msg})") from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("task_ids"), list):
+        raise MalformedAnswer("answer has no task_ids list")
+    allowed = set(candidate_ids)
+    kept: list[int] = []
+    rejected: list[int] = []
+    for value in payload["task_ids"]:
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).strip().lstrip("-").isdigit():
+            rejected.append(-1)
+            continue
+        task_id = int(value)
+        if task_id in allowed and task_id not in kept:
+            kept.append(task_id)
+        elif task_id not in allowed:
+            rejected.append(task_id)
+    return kept[:max_labels], rejected
+
+
+def retry_after_seconds(headers) -> float | None:
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return max(float(value) * scale, 0.0)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(value)
+            if parsed is not None:
+                return max(parsed.timestamp() - time.time(), 0.0)
+    return None
+
+
+def make_client(settings: LLMSettings):
+    import openai
+
+    key = os.environ.get(settings.api_key_env)
+    if not key:
+        raise RuntimeError(f"the LLM judge needs an API key in ${settings.api_key_env}")
+    # Retries are ours (Retry-After, failure budget), so the client's own are off.
+    return openai.OpenAI(api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout_s)
+
+
+class LLMJudge:
+    def __init__(
+        self,
+        settings: LLMSettings,
+        cache: JudgementCache,
+        client_factory: Callable[[LLMSettings], object] = make_client,
+        sleep: Callable[[float], None] = time.sleep,
+        log: Callable[[str], None] = lambda message: None,
+    ) -> None:
+        self.settings = settings
+        self.cache = cache
+        self._client_factory = client_factory
+        self._client = None
+        self._sleep = sleep
+        self._log = log
+        self._lock = threading.Lock()
+
+    @property
+    def labeler(self) -> str:
+        return self.settings.labeler
+
+    @property
+    def client(self):
+        if self._client is None:
+            self._client = self._client_factory(self.settings)
+        return self._client
+
+    # --- planning -----------------------------------------------------------------------------
+    def pending(self, items: list[Item]) -> tuple[list[Item], dict]:
+        cached = self.cache.get_many(self.labeler, [item.key for item in items])
+        todo, seen = [], set()
+        for item in items:
+            if item.key not in cached and item.key not in seen:
+                todo.append(item)
+                seen.add(item.key)
+        return todo, cached
+
+    def estimate(self, items: list[Item], *, batch: bool = False) -> dict:
+        """Dry run: what judging `items` would send and cost, before anything is sent."""
+        todo, cached = self.pending(items)
+        prompt_tokens = sum(estimate_prompt_tokens(build_request(item, self.settings)) for item in todo)
+        completion_tokens = EXPECTED_COMPLETION_TOKENS * len(todo)
+        return {
+            "labeler": self.labeler,
+            "prompts": len(items),
+            "cached": len(items) - len(todo),
+            "requests": len(todo),
+            "estimated_prompt_tokens": prompt_tokens,
+            "estimated_completion_tokens": completion_tokens,
+            "estimated_cost_usd": round(self.settings.cost(prompt_tokens, completion_tokens, batch=batch), 4),
+            "mode": "batch" if batch else "sync",
+        }
+
+    # --- synchronous judging ------------------------------------------------------------------
+    def _call(self, item: Item, report: RunReport) -> Judgement | Failure:
+        import openai
+
+        body = build_request(item, self.settings)
+        reason = "no attempt"
+        for attempt in range(1, self.settings.max_attempts + 1):
+            wait = None
+            try:
+                response = self.client.chat.completions.create(**body, timeout=self.settings.timeout_s)
+            except openai.APIStatusError as exc:
+                if exc.status_code == 429 or exc.status_code >= 500:
+                    reason = f"HTTP {exc.status_code}"
+                    wait = retry_after_seconds(exc.response.headers)
+                else:
+                    return Failure(f"HTTP {exc.status_code}: not retryable", attempt)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                reason = type(exc).__name__
+            else:
+                usage = getattr(response, "usage", None)
+                prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+                completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+                cost = self.settings.cost(prompt_tokens, completion_tokens)
+                with self._lock:
+                    report.requests += 1
+                    report.prompt_tokens += prompt_tokens
+                    report.completion_tokens += completion_tokens
+                    report.cost_usd += cost
+                content = response.choices[0].message.content if response.choices else None
+                try:
+                    kept, rejected = parse_answer(content, item.candidate_ids, self.settings.max_labels)
+                except MalformedAnswer as exc:
+                    reason = str(exc)
+                else:
+                    return Judgement(kept, rejected, prompt_tokens, completion_tokens, cost, "sync")
+            if attempt < self.settings.max_attempts:
+                delay = wait if wait is not None else min(self.settings.backoff_s * 2 ** (attempt - 1), self.settings.max_backoff_s)
+                self._sleep(min(delay, self.settings.max_backoff_s) * (1.0 if wait is not None else random.uniform(0.8, 1.2)))
+        return Failure(reason, self.settings.max_attempts)
+
+    def judge(self, items: list[Item]) -> RunReport:
+        report = RunReport()
+        todo, cached = self.pending(items)
+        report.results.update(cached)
+        report.from_cache = len(items) - len(todo)
+        if not todo:
+            return report
+        queue = list(todo)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
+            running: dict[concurrent.futures.Future, Item] = {}
+            while queue or running:
+                while queue and len(running) < self.settings.concurrency and report.stopped is None:
+                    item = queue.pop(0)
+                    running[pool.submit(self._call, item, report)] = item
+                if not running:
+                    break
+                done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    item = running.pop(future)
+                    outcome = future.result()
+                    report.results[item.key] = outcome
+                    if isinstance(outcome, Judgement):
+                        self.cache.put(self.labeler, item.key[0], item.key[1], outcome)  # written as it arrives
+                        report.rejected_ids += len(outcome.rejected_ids)
+                    else:
+                        report.failures += 1
+                        self._log(f"judgement failed after {outcome.attempts} attempt(s): {outcome.reason}")
+                if report.stopped is None and report.failures > self.settings.failure_budget:
+                    report.stopped = f"failure budget exceeded ({report.failures} > {self.settings.failure_budget})"
+                if report.stopped is None and report.cost_usd >= self.settings.spend_cap_usd:
+                    report.stopped = f"spend cap reached (${report.cost_usd:.4f} >= ${self.settings.spend_cap_usd})"
+        for item in queue:
+            report.results.setdefault(item.key, Failure(f"not sent: {report.stopped}", 0))
+        return report
+
+    # --- Batch API ------------------------------------------------------------------------------
+    def submit_batch(self, items: list[Item]) -> tuple[str, int] | None:
+        """Upload the uncached requests as JSONL and create a batch; an open batch is reused."""
+        existing = self.cache.open_batch(self.labeler)
+        if existing:
+            return existing
+        todo, _ = self.pending(items)
+        if not todo:
+            return None
+        lines = [
+            json.dumps({"custom_id": f"{i.key[0]}:{i.key[1]}", "method": "POST", "url": "/v1/chat/completions", "body": build_request(i, self.settings)})
+            for i in todo
+        ]
+        uploaded = self.client.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
+        batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h")
+        self.cache.record_batch(self.labeler, batch.id, uploaded.id, batch.status, len(todo))
+        self._log(f"submitted batch {batch.id} with {len(todo)} requests")
+        return batch.id, len(todo)
+
+    def collect_batch(self, items: list[Item], batch_id: str, *, poll_s: float = 10.0, max_wait_s: float = 600.0) -> RunReport | None:
+        """Poll until the batch ends (None if still running after max_wait_s), then ingest by custom_id."""
+        deadline = time.monotonic() + max_wait_s
+        while True:
+            batch = self.client.batches.retrieve(batch_id)
+            self.cache.set_batch_status(batch_id, batch.status)
+            if batch.status in ("completed", "failed", "expired", "cancelled"):
+                break
+            if time.monotonic() >= deadline:
+                return None
+            self._sleep(poll_s)
+        by_id = {f"{i.key[0]}:{i.key[1]}": i for i in items}
+        report = RunReport()
+        for file_id in (getattr(batch, "output_file_id", None), getattr(batch, "error_file_id", None)):
+            if not file_id:
+                continue
+            text = self.client.files.content(file_id).text
+            for line in text.splitlines():
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                item = by_id.get(record.get("custom_id"))
+                if item is None:
+                    continue
+                response = record.get("response") or {}
+                body = response.get("body") or {}
+                if response.get("status_code") != 200 or record.get("error"):
+                    report.results[item.key] = Failure(f"batch error: {record.get('error') or response.get('status_code')}", 1)
+                    report.failures += 1
+                    continue
+                usage = body.get("usage") or {}
+                prompt_tokens, completion_tokens = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+                cost = self.settings.cost(prompt_tokens, completion_tokens, batch=True)
+                report.requests += 1
+                report.prompt_tokens += prompt_tokens
+                report.completion_tokens += completion_tokens
+                report.cost_usd += cost
+                choices = body.get("choices") or []
+                content = choices[0].get("message", {}).get("content") if choices else None
+                try:
+                    kept, rejected = parse_answer(content, item.candidate_ids, self.settings.max_labels)
+                except MalformedAnswer as exc:
+                    report.results[item.key] = Failure(str(exc), 1)
+                    report.failures += 1
+                    continue
+                judgement = Judgement(kept, rejected, prompt_tokens, completion_tokens, cost, "batch")
+                self.cache.put(self.labeler, item.key[0], item.key[1], judgement)
+                report.results[item.key] = judgement
+                report.rejected_ids += len(rejected)
+        self.cache.set_batch_status(batch_id, "ingested" if batch.status == "completed" else batch.status)
+        cached = self.cache.get_many(self.labeler, [i.key for i in items])
+        for item in items:
+            if item.key in cached and item.key not in report.results:
+                report.results[item.key] = cached[item.key]
+                report.from_cache += 1
+        return report
