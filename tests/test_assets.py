@@ -10,7 +10,7 @@ import pytest
 
 from conftest import small_source_dir
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import prompt_task_labels, task_index
+from workbank_dagster.labeling.assets import embedded_judge_labels, task_index
 from workbank_dagster.labeling.sensors import benchmark_files_sensor
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.sources.assets import file_assets, raw_assets
@@ -90,22 +90,23 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
     for key in ("cybench", "paperbench"):
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     hashes = []
+    # The second materialization finds every embedding cached and never loads the model (asserted below).
     for _ in range(2):
-        result = _materialize(small_env, [prompt_task_labels], partition_key="cybench")
+        result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
         assert result.success
         with warehouse.connect(small_env["db"]) as con:
-            hashes.append(warehouse.table_hash(con, "labeling", "prompt_task_labels"))
+            hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1]
-    assert _materialize(small_env, [prompt_task_labels], partition_key="paperbench").success
+    assert _materialize(small_env, [embedded_judge_labels], partition_key="paperbench").success
     with warehouse.connect(small_env["db"]) as con:
-        rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.prompt_task_labels group by 1 order by 1").fetchall()
-        statuses = dict(con.execute("select status, count(*) from labeling.prompt_judgements group by 1").fetchall())
-    assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 3 for r in rows)
+        rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.embedded_labels group by 1 order by 1").fetchall()
+        statuses = dict(con.execute("select status, count(*) from labeling.embedded_judgements group by 1").fetchall())
+    assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 9 for r in rows)
     assert sum(statuses.values()) == 39 + 23
-    # The second run of a partition found every embedding cached and never loaded the model.
-    events = result.asset_materializations_for_node("prompt_task_labels")
-    metadata = [e for e in events if e.asset_key == dg.AssetKey(["labeling", "prompt_task_labels"])][0].metadata
-    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v1"
+    events = result.asset_materializations_for_node("embedded_judge_labels")
+    metadata = [e for e in events if e.asset_key == dg.AssetKey(["labeling", "embedded_labels"])][0].metadata
+    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v2"
+    assert metadata["embedded_now"].value == 0 and metadata["model_loaded"].value is False
 
 
 def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):

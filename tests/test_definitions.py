@@ -32,12 +32,12 @@ def test_marts_and_raw_tables_are_assets_with_lineage():
     keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
     for mart in MARTS:
         assert f"marts/{mart}" in keys
-    assert "raw/benchmark_prompts" in keys and "labeling/prompt_task_labels" in keys
+    assert "raw/benchmark_prompts" in keys and "labeling/embedded_labels" in keys and "labeling/llm_labels" in keys
     # dbt sources resolve to the Python assets that write them: raw -> staging -> marts -> report.
     parents = graph.get(dg.AssetKey(["staging", "stg_benchmarks__prompts"])).parent_keys
     assert dg.AssetKey(["raw", "benchmark_prompts"]) in parents
     assert dg.AssetKey(["marts", "fct_task_coverage"]) in graph.get(dg.AssetKey(["report", "headline"])).parent_keys
-    assert dg.AssetKey(["labeling", "prompt_task_labels"]) in graph.get(dg.AssetKey(["staging", "stg_labeling__prompt_task_labels"])).parent_keys
+    assert dg.AssetKey(["labeling", "embedded_labels"]) in graph.get(dg.AssetKey(["staging", "stg_labeling__prompt_task_labels"])).parent_keys
 
 
 def test_dbt_tests_are_asset_checks():
@@ -50,7 +50,7 @@ def test_dbt_tests_are_asset_checks():
 
 def test_partitioned_assets_use_benchmarks_partitions_and_single_run_backfills():
     graph = _graph()
-    for key in (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "prompt_task_labels"]):
+    for key in (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "embedded_labels"]):
         node = graph.get(dg.AssetKey(key))
         assert isinstance(node.partitions_def, dg.DynamicPartitionsDefinition)
         assert node.partitions_def.name == "benchmarks"

@@ -3,22 +3,24 @@
 import dagster as dg
 from dagster_dbt import DbtCliResource
 
-from .labeling.assets import prompt_task_labels, task_index
-from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, weekly_refresh
+from .labeling.assets import embedded_judge_labels, llm_judge_labels, task_index
+from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, llm_labeling_job, weekly_refresh
+from .labeling.validation_asset import judge_validation
 from .report.assets import headline
-from .resources import default_warehouse
+from .resources import default_chat_model, default_warehouse
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
 from .transform.assets import dbt_models
 from .transform.project import dbt_executable, dbt_project
 
 defs = dg.Definitions(
-    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, prompt_task_labels, dbt_models, headline],
-    jobs=[all_assets_job, benchmark_refresh_job],
+    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, headline],
+    jobs=[all_assets_job, benchmark_refresh_job, llm_labeling_job],
     sensors=[benchmark_files_sensor],
     schedules=[weekly_refresh],
     resources={
         "warehouse_db": default_warehouse(),
+        "chat_model": default_chat_model(),
         "dbt": DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable()),
     },
 )

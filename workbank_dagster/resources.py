@@ -29,3 +29,57 @@ class WarehouseResource(dg.ConfigurableResource):
 
 def default_warehouse() -> WarehouseResource:
     return WarehouseResource(path=str(load_settings().duckdb_path))
+
+
+class ChatModelResource(dg.ConfigurableResource):
+    """The chat model behind the LLM judge: the OpenAI API or any OpenAI-compatible server.
+
+    The API key is read from the environment variable named by `api_key_env` when a request is
+    made; it is never a config value, so it never reaches logs, metadata or the run storage.
+    """
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    max_attempts: int = 5
+    concurrency: int = 4
+    failure_budget: int = 20
+    spend_cap_usd: float = 5.0
+    input_usd_per_mtok: float = 0.15
+    output_usd_per_mtok: float = 0.60
+    max_labels: int = 5
+
+    def llm_settings(self):
+        from .labeling.llm import LLMSettings
+
+        return LLMSettings(
+            model=self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            temperature=self.temperature,
+            timeout_s=self.timeout_s,
+            max_attempts=self.max_attempts,
+            concurrency=self.concurrency,
+            failure_budget=self.failure_budget,
+            spend_cap_usd=self.spend_cap_usd,
+            input_usd_per_mtok=self.input_usd_per_mtok,
+            output_usd_per_mtok=self.output_usd_per_mtok,
+            max_labels=self.max_labels,
+        )
+
+
+def default_chat_model() -> ChatModelResource:
+    import os
+
+    env = os.environ
+    return ChatModelResource(
+        model=env.get("WORKBANK_LLM_MODEL", "gpt-4o-mini"),
+        base_url=env.get("WORKBANK_LLM_BASE_URL") or None,
+        api_key_env=env.get("WORKBANK_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
+        concurrency=int(env.get("WORKBANK_LLM_CONCURRENCY", "4")),
+        spend_cap_usd=float(env.get("WORKBANK_LLM_SPEND_CAP_USD", "5.0")),
+        input_usd_per_mtok=float(env.get("WORKBANK_LLM_INPUT_USD_PER_MTOK", "0.15")),
+        output_usd_per_mtok=float(env.get("WORKBANK_LLM_OUTPUT_USD_PER_MTOK", "0.60")),
+    )

@@ -98,3 +98,27 @@ def run_all() -> int:
     return 1
 
 
+
+
+def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> dict:
+    """Dry run of the LLM judge over the warehouse's prompts: tokens and cost, nothing sent.
+
+    Needs a warehouse from `make run` (prompts and task statements) but no API key.
+    """
+    from .labeling.assets import embeddings_service, llm_items, load_task_index, partition_prompts, retrieval_options
+    from .labeling.judgement_cache import JudgementCache
+    from .labeling.labels import retrieve
+    from .labeling.llm import LLMJudge
+    from .resources import default_chat_model, default_warehouse
+
+    settings = load_settings()
+    warehouse_db = default_warehouse()
+    keys = benchmarks or warehouse_db.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts ORDER BY 1")["benchmark"].tolist()
+    embeddings = embeddings_service()
+    index = load_task_index(warehouse_db, embeddings)
+    retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
+    judge = LLMJudge(default_chat_model().llm_settings(), JudgementCache(settings.cache_dir / "judgements.sqlite"))
+    estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
+    estimate["benchmarks"] = len(keys)
+    estimate["not_english"] = len(retrieved.unreadable)
+    return estimate

@@ -69,6 +69,8 @@ class Settings:
     sensitivity_thresholds: tuple[int, ...] = (1, 3, 5, 10)
     # METHOD.md §3: whose labels feed marts.fct_prompt_task_labels.
     active_labeler: str = EMBEDDED_LABELER
+    # The chat-model labeler's string (its resource is configured in resources.py).
+    llm_model: str = "gpt-4o-mini"
     # METHOD.md §2: Eloundou exposure rater (human | gpt4) and definition (e1 | e1_e2).
     exposure_rater: str = "human"
     exposure_definition: str = "e1_e2"
@@ -148,6 +150,7 @@ def load_settings() -> Settings:
         download_dir=_path(env.get("WORKBANK_DOWNLOAD_DIR"), data_dir / "downloads"),
         coverage_threshold=_int("WORKBANK_COVERAGE_THRESHOLD", 5),
         active_labeler=env.get("WORKBANK_ACTIVE_LABELER") or EMBEDDED_LABELER,
+        llm_model=env.get("WORKBANK_LLM_MODEL") or "gpt-4o-mini",
         exposure_rater=_choice("WORKBANK_EXPOSURE_RATER", "human", ("human", "gpt4")),
         exposure_definition=_choice("WORKBANK_EXPOSURE_DEFINITION", "e1_e2", ("e1", "e1_e2")),
         employment_split=_choice("WORKBANK_EMPLOYMENT_SPLIT", "equal", ("equal", "none")),

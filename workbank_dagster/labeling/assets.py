@@ -1,23 +1,33 @@
-"""Labeling assets: the task index (task statements embedded once) and prompt → task labels per benchmark."""
-
+"""Labeling assets: the task index, each judge's labels per benchmark, and the judges' validation."""
 
 import time
 
 import dagster as dg
+import pandas as pd
 
 from .. import warehouse
 from ..partitions import benchmarks_partitions
-from ..resources import WarehouseResource
+from ..resources import ChatModelResource, WarehouseResource
 from ..settings import load_settings
 from ..sources.assets import table_metadata
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
+from .judgement_cache import JudgementCache
 from .judges import EmbeddedJudge
-from .labels import Embeddings, build_task_index, label_with_embedded_judge
+from .labels import Embeddings, Retrieved, build_task_index, label_rows, retrieve
+from .llm import Failure, Item, LLMJudge
+from .retrieval import TaskIndex
 
 LABELING_SCHEMA = "labeling"
-LABELS_TABLE = "prompt_task_labels"
-JUDGEMENTS_TABLE = "prompt_judgements"
+JUDGES = {"embedded": "the embedded judge (no key, no network)", "llm": "the LLM judge (OpenAI API or compatible server)"}
+
+
+def labels_table(judge: str) -> str:
+    return f"{judge}_labels"
+
+
+def judgements_table(judge: str) -> str:
+    return f"{judge}_judgements"
 
 
 def embeddings_service() -> Embeddings:
@@ -26,7 +36,7 @@ def embeddings_service() -> Embeddings:
     return Embeddings(store=store, embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size))
 
 
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings):
+def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
     occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations")
     return build_task_index(tasks, occupations, embeddings)
@@ -44,6 +54,62 @@ def embedded_judge(settings) -> EmbeddedJudge:
     return EmbeddedJudge(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
 
 
+def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
+    return warehouse_db.query(
+        f"SELECT benchmark, prompt_id, prompt, prompt_hash FROM raw.benchmark_prompts WHERE benchmark IN ({','.join('?' * len(keys))}) "
+        "ORDER BY benchmark, prompt_id",
+        keys,
+    )
+
+
+def write_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str, keys: list[str], labels: pd.DataFrame, judgements: pd.DataFrame) -> None:
+    """Replace this labeler's rows of each benchmark, one transaction per table and benchmark."""
+    with warehouse_db.connect() as con:
+        for key in keys:
+            where = {"benchmark": key, "labeler": labeler}
+            warehouse.replace_rows(con, LABELING_SCHEMA, labels_table(judge), labels[labels["benchmark"] == key], where)
+            warehouse.replace_rows(con, LABELING_SCHEMA, judgements_table(judge), judgements[judgements["benchmark"] == key], where)
+
+
+def _specs(judge: str) -> list[dg.AssetSpec]:
+    common = {"group_name": "labeling", "kinds": {"python", "duckdb"}, "owners": ["team:labeling"]}
+    return [
+        dg.AssetSpec(
+            key=[LABELING_SCHEMA, labels_table(judge)],
+            deps=[dg.AssetKey(["raw", "benchmark_prompts"]), dg.AssetKey([LABELING_SCHEMA, "task_index"])],
+            description=f"Prompt -> O*NET task labels of one benchmark by {JUDGES[judge]}: benchmark, prompt_id, "
+            "task_id, rank, score, labeler, prompt_hash.",
+            **common,
+        ),
+        dg.AssetSpec(
+            key=[LABELING_SCHEMA, judgements_table(judge)],
+            deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
+            description=f"One record per prompt for {JUDGES[judge]}: labeled, no_match, failed or unlabeled, with the "
+            "reason (a prompt not in English, a request that failed) and the number of labels.",
+            **common,
+        ),
+    ]
+
+
+def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: dict):
+    counts = {k: int(v) for k, v in judgements["status"].value_counts().items()}
+    n_prompts = len(judgements)
+    yield dg.MaterializeResult(
+        asset_key=[LABELING_SCHEMA, judgements_table(judge)],
+        metadata={**table_metadata(judgements), "status_counts": dg.MetadataValue.json(counts)},
+    )
+    yield dg.MaterializeResult(
+        asset_key=[LABELING_SCHEMA, labels_table(judge)],
+        metadata={
+            **table_metadata(labels),
+            "n_prompts": n_prompts,
+            "labels_per_prompt": round(len(labels) / n_prompts, 3) if n_prompts else 0.0,
+            "status_counts": dg.MetadataValue.json(counts),
+            **extra,
+        },
+    )
+
+
 @dg.asset(
     key=[LABELING_SCHEMA, "task_index"],
     deps=[dg.AssetKey(["raw", "onet_task_statements"]), dg.AssetKey(["raw", "onet_occupations"])],
@@ -51,8 +117,8 @@ def embedded_judge(settings) -> EmbeddedJudge:
     kinds={"python", "sqlite"},
     owners=["team:labeling"],
     pool="warehouse",
-    description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the embedding store, "
-    "outside the warehouse): the corpus that candidate retrieval searches.",
+    description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
+    "embedding store, outside the warehouse): the corpus that candidate retrieval searches.",
 )
 def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     started = time.perf_counter()
@@ -73,68 +139,109 @@ def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
 
 
 @dg.multi_asset(
-    specs=[
-        dg.AssetSpec(
-            key=[LABELING_SCHEMA, LABELS_TABLE],
-            deps=[dg.AssetKey(["raw", "benchmark_prompts"]), dg.AssetKey([LABELING_SCHEMA, "task_index"])],
-            group_name="labeling",
-            kinds={"python", "duckdb"},
-            owners=["team:labeling"],
-            description="Prompt -> O*NET task labels of one benchmark (benchmark, prompt_id, task_id, rank, score, "
-            "labeler, prompt_hash). Every judge's labels live here side by side, keyed by labeler.",
-        ),
-        dg.AssetSpec(
-            key=[LABELING_SCHEMA, JUDGEMENTS_TABLE],
-            deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
-            group_name="labeling",
-            kinds={"python", "duckdb"},
-            owners=["team:labeling"],
-            description="One record per (prompt, labeler): labeled, no_match, or unlabeled with the reason (e.g. a prompt "
-            "not in English), and the number of labels.",
-        ),
-    ],
+    specs=_specs("embedded"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool="warehouse",
-    name="prompt_task_labels",
+    name="embedded_judge_labels",
 )
-def prompt_task_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     settings = load_settings()
     started = time.perf_counter()
     embeddings = embeddings_service()
     judge = embedded_judge(settings)
     index = load_task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
-    prompts = warehouse_db.query(
-        f"SELECT benchmark, prompt_id, prompt, prompt_hash FROM raw.benchmark_prompts WHERE benchmark IN ({','.join('?' * len(keys))}) "
-        "ORDER BY benchmark, prompt_id",
-        keys,
-    )
-    labels, judgements = label_with_embedded_judge(prompts, index, embeddings, judge, **retrieval_options(settings))
-    with warehouse_db.connect() as con:
-        for key in keys:
-            where = {"benchmark": key, "labeler": judge.labeler}
-            warehouse.replace_rows(con, LABELING_SCHEMA, LABELS_TABLE, labels[labels["benchmark"] == key], where)
-            warehouse.replace_rows(con, LABELING_SCHEMA, JUDGEMENTS_TABLE, judgements[judgements["benchmark"] == key], where)
-    status_counts = judgements["status"].value_counts().to_dict()
-    n_prompts = len(judgements)
-    yield dg.MaterializeResult(
-        asset_key=[LABELING_SCHEMA, JUDGEMENTS_TABLE],
-        metadata={**table_metadata(judgements), "status_counts": dg.MetadataValue.json({k: int(v) for k, v in status_counts.items()})},
-    )
-    yield dg.MaterializeResult(
-        asset_key=[LABELING_SCHEMA, LABELS_TABLE],
-        metadata={
-            **table_metadata(labels),
+    retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
+    labels, judgements = label_rows(retrieved, judge.select(retrieved.candidates, index), judge.labeler)
+    write_partitions(warehouse_db, "embedded", judge.labeler, keys, labels, judgements)
+    yield from _results(
+        "embedded",
+        labels,
+        judgements,
+        {
             "labeler": judge.labeler,
             "selection_rule": dg.MetadataValue.json(judge.describe()),
-            "n_prompts": n_prompts,
-            "labels_per_prompt": round(len(labels) / n_prompts, 3) if n_prompts else 0.0,
-            "status_counts": dg.MetadataValue.json({k: int(v) for k, v in status_counts.items()}),
             "chunks": embeddings.stats["chunks"],
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
             "model_loaded": embeddings.embedder.loaded,
             "seconds": round(time.perf_counter() - started, 2),
-        }
+        },
     )
+
+
+class LLMLabelsConfig(dg.Config):
+    mode: str = "sync"  # "sync": one request per prompt; "batch": the Batch API
+    batch_poll_seconds: float = 30.0
+    batch_max_wait_seconds: float = 600.0
+
+
+def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
+    items = []
+    for row, positions in zip(retrieved.prompts.itertuples(index=False), retrieved.candidates.task_positions):
+        candidates = tuple(
+            (int(index.task_ids[p]), str(index.tasks.at[int(p), "task"]), index.titles[int(index.task_occupation[p])]) for p in positions
+        )
+        items.append(Item(prompt_hash=row.prompt_hash, prompt=row.prompt, candidates=candidates))
+    return items
+
+
+def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int, float]]], list[tuple[str, str]]]:
+    """The judge's choices per prompt (score = 1/rank: the model gives an order, not a confidence)."""
+    chosen, statuses = [], []
+    for item in items:
+        outcome = results.get(item.key, Failure("not judged", 0))
+        if isinstance(outcome, Failure):
+            chosen.append([])
+            statuses.append(("failed", outcome.reason))
+        else:
+            chosen.append([(task_id, 1.0 / rank) for rank, task_id in enumerate(outcome.task_ids, start=1)])
+            rejected = f"{len(outcome.rejected_ids)} id(s) outside the candidates dropped" if outcome.rejected_ids else ""
+            statuses.append(("labeled", rejected) if outcome.task_ids else ("no_match", "the model chose none of the candidates"))
+    return chosen, statuses
+
+
+@dg.multi_asset(
+    specs=_specs("llm"),
+    partitions_def=benchmarks_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    pool="warehouse",
+    name="llm_judge_labels",
+)
+def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig, warehouse_db: WarehouseResource, chat_model: ChatModelResource):
+    """Labels by a chat model over the shared candidates. Every judgement is cached as it arrives; a run
+    that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
+    settings = load_settings()
+    embeddings = embeddings_service()
+    index = load_task_index(warehouse_db, embeddings)
+    keys = list(context.partition_keys)
+    retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
+    items = llm_items(retrieved, index)
+    judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.cache_dir / "judgements.sqlite"), log=context.log.warning)
+    if config.mode == "batch":
+        submitted = judge.submit_batch(items)
+        if submitted is None:
+            report = judge.judge(items)  # everything cached: no request is made
+        else:
+            report = judge.collect_batch(items, submitted[0], poll_s=config.batch_poll_seconds, max_wait_s=config.batch_max_wait_seconds)
+            if report is None:
+                raise dg.Failure(
+                    description=f"batch {submitted[0]} ({submitted[1]} requests) is still running; materialize again to collect it",
+                    metadata={"batch_id": submitted[0]},
+                    allow_retries=True,
+                )
+    elif config.mode == "sync":
+        report = judge.judge(items)
+    else:
+        raise dg.Failure(description=f"unknown mode {config.mode!r}: expected 'sync' or 'batch'")
+    chosen, statuses = llm_outcomes(items, report.results)
+    labels, judgements = label_rows(retrieved, chosen, judge.labeler, statuses)
+    write_partitions(warehouse_db, "llm", judge.labeler, keys, labels, judgements)
+    metadata = {"labeler": judge.labeler, "mode": config.mode, **report.metadata()}
+    if report.stopped:
+        raise dg.Failure(description=f"LLM labeling stopped: {report.stopped}; what was judged is written and cached", metadata=metadata)
+    yield from _results("llm", labels, judgements, metadata)
+
+
+__all__ = ["task_index", "embedded_judge_labels", "llm_judge_labels"]

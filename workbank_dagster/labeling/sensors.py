@@ -16,16 +16,22 @@ from ..settings import load_settings
 from ..sources.benchmarks import SLUG_PATTERN
 from ..sources.validate import file_sha256
 
-REFRESH_SELECTION = (
-    dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream()
-)
+# The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
+# `make run`, the sensor or the schedule.
+LLM_ASSETS = dg.AssetSelection.keys(["labeling", "llm_labels"], ["labeling", "llm_judgements"])
+REFRESH_SELECTION = dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream() - LLM_ASSETS
 benchmark_refresh_job = dg.define_asset_job(
     "benchmark_refresh",
     selection=REFRESH_SELECTION,
     description="One benchmark partition through prompts, results and labels, then every mart and report that depends on them.",
 )
 all_assets_job = dg.define_asset_job(
-    "all_assets", selection=dg.AssetSelection.all(), description="Everything: sources, labels, dbt, report."
+    "all_assets", selection=dg.AssetSelection.all() - LLM_ASSETS, description="Everything but the LLM judge: sources, embedded labels, dbt, report."
+)
+llm_labeling_job = dg.define_asset_job(
+    "llm_labeling",
+    selection=LLM_ASSETS | LLM_ASSETS.downstream(),
+    description="The LLM judge over the selected benchmark partitions (needs an API key), then validation and everything downstream.",
 )
 
 

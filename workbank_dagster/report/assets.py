@@ -9,7 +9,7 @@ from ..resources import WarehouseResource
 from ..settings import load_settings
 from .headline import headline_numbers
 
-MART_DEPS = [
+MART_DEPS = [dg.AssetKey(["labeling", "judge_validation"])] + [
     dg.AssetKey(["marts", name])
     for name in (
         "dim_task",

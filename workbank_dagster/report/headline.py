@@ -39,4 +39,24 @@ def headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict
         ),
         "total_employment": round(one("select sum(employment) from marts.dim_occupation")),
         "labeler": labeler,
+        **validation_numbers(con, labeler),
+    }
+
+
+def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
+    """The active labeler's accuracy on the benchmark authors' development labels (None if unscored)."""
+    exists = con.execute(
+        "select count(*) from information_schema.tables where table_schema = 'labeling' and table_name = 'judge_validation'"
+    ).fetchone()[0]
+    values = {}
+    if exists:
+        values = dict(
+            con.execute(
+                "select level, value from labeling.judge_validation where labeler = ? and yardstick = 'labels_dev' and metric = 'accuracy'",
+                [labeler],
+            ).fetchall()
+        )
+    return {
+        "labeler_family_accuracy": values.get("family"),
+        "labeler_occupation_accuracy": values.get("occupation"),
     }

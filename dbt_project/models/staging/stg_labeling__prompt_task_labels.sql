@@ -1,3 +1,5 @@
--- Every judge's labels; marts.fct_prompt_task_labels keeps the active labeler's.
-select benchmark, prompt_id, task_id::integer as task_id, rank::integer as rank, score::double as score, labeler, prompt_hash
-from {{ source('labeling', 'prompt_task_labels') }}
+-- Every judge's labels, side by side (labeler says whose); marts.fct_prompt_task_labels keeps the active labeler's.
+{{ union_judge_tables('labels', [
+    ('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('task_id', 'integer'), ('rank', 'integer'),
+    ('score', 'double'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')
+]) }}
