@@ -45,6 +45,8 @@ def workbank_env(tmp_path, monkeypatch, source_dir, session_cache) -> Path:
     monkeypatch.setenv("WORKBANK_DATA_DIR", str(data_dir))
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(source_dir))
     monkeypatch.setenv("WORKBANK_CACHE_DIR", str(session_cache))
+    # Embeddings are shared by the session; paid judgements are not (each test starts with none).
+    monkeypatch.setenv("WORKBANK_JUDGEMENT_CACHE", str(tmp_path / "judgements.sqlite"))
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     (tmp_path / "dagster_home").mkdir()
     return data_dir

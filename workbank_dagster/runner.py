@@ -117,7 +117,7 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     embeddings = embeddings_service()
     index = load_task_index(warehouse_db, embeddings)
     retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
-    judge = LLMJudge(default_chat_model().llm_settings(), JudgementCache(settings.cache_dir / "judgements.sqlite"))
+    judge = LLMJudge(default_chat_model().llm_settings(), JudgementCache(settings.judgement_cache_path))
     estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
     estimate["benchmarks"] = len(keys)
     estimate["not_english"] = len(retrieved.unreadable)

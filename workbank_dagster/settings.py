@@ -62,6 +62,7 @@ class Settings:
     data_dir: Path
     duckdb_path: Path
     cache_dir: Path
+    judgement_cache_path: Path
     output_dir: Path
     download_dir: Path
     # METHOD.md §4: a task is covered when n_prompts >= coverage_threshold.
@@ -146,6 +147,9 @@ def load_settings() -> Settings:
         data_dir=data_dir,
         duckdb_path=_path(env.get("WORKBANK_DUCKDB_PATH"), data_dir / "warehouse.duckdb"),
         cache_dir=_path(env.get("WORKBANK_CACHE_DIR"), data_dir / "cache"),
+        judgement_cache_path=_path(
+            env.get("WORKBANK_JUDGEMENT_CACHE"), _path(env.get("WORKBANK_CACHE_DIR"), data_dir / "cache") / "judgements.sqlite"
+        ),
         output_dir=_path(env.get("WORKBANK_OUTPUT_DIR"), data_dir / "outputs"),
         download_dir=_path(env.get("WORKBANK_DOWNLOAD_DIR"), data_dir / "downloads"),
         coverage_threshold=_int("WORKBANK_COVERAGE_THRESHOLD", 5),

@@ -218,7 +218,7 @@ def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig,
     keys = list(context.partition_keys)
     retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
     items = llm_items(retrieved, index)
-    judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.cache_dir / "judgements.sqlite"), log=context.log.warning)
+    judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), log=context.log.warning)
     if config.mode == "batch":
         submitted = judge.submit_batch(items)
         if submitted is None:

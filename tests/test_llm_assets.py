@@ -1,0 +1,155 @@
+"""The LLM labels asset end to end against the local OpenAI-compatible server: rows, re-runs that pay
+nothing, a crash (SIGKILL) mid-partition that loses nothing paid for, and a key that never leaks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import dagster as dg
+import duckdb
+import pytest
+
+from conftest import small_source_dir
+from fake_openai import FakeOpenAI
+from workbank_dagster import warehouse
+from workbank_dagster.labeling.assets import llm_judge_labels, task_index
+from workbank_dagster.resources import ChatModelResource, WarehouseResource
+from workbank_dagster.settings import REPO_ROOT
+from workbank_dagster.sources.assets import file_assets, raw_assets
+from workbank_dagster.sources.benchmark_assets import benchmark_prompts
+
+KEY = "sk-test-SECRET-do-not-leak-42"
+PARTITION = "cybench"  # 39 prompts
+
+
+@pytest.fixture()
+def llm_env(workbank_env, tmp_path, source_dir, monkeypatch):
+    sources = small_source_dir(tmp_path, source_dir, (PARTITION,))
+    monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    db = workbank_env / "warehouse.duckdb"
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("benchmarks", [PARTITION])
+    resources = {"warehouse_db": WarehouseResource(path=str(db))}
+    needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in ("onet_task_statements", "onet_occupations")]
+    assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
+    assert dg.materialize([task_index], instance=instance, resources=resources).success
+    assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
+    return {"db": db, "instance": instance, "resources": resources, "data_dir": workbank_env}
+
+
+def _chat(server: FakeOpenAI, **overrides) -> ChatModelResource:
+    options = {"model": "fake-model", "base_url": server.base_url, "api_key_env": "TEST_LLM_KEY", "timeout_s": 5.0, "concurrency": 4}
+    return ChatModelResource(**{**options, **overrides})
+
+
+def _run(env, server, config=None, **overrides):
+    return dg.materialize(
+        [llm_judge_labels],
+        instance=env["instance"],
+        partition_key=PARTITION,
+        resources={**env["resources"], "chat_model": _chat(server, **overrides)},
+        run_config={"ops": {"llm_judge_labels": {"config": config or {}}}},
+        raise_on_error=False,
+    )
+
+
+def test_llm_labels_written_and_rerun_pays_nothing(llm_env):
+    with FakeOpenAI() as server:
+        first = _run(llm_env, server)
+        assert first.success
+        assert server.counts["chat"] == 39
+        second = _run(llm_env, server)
+        assert second.success and server.counts["chat"] == 39  # zero model calls on a re-run
+    with warehouse.connect(llm_env["db"]) as con:
+        labels = con.execute("select count(*), count(distinct prompt_id), min(labeler), max(rank) from labeling.llm_labels").fetchone()
+        statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
+    assert labels == (78, 39, "llm:fake-model:t1", 2)
+    assert statuses == {"labeled": 39}
+    metadata = [e for e in second.asset_materializations_for_node("llm_judge_labels") if e.asset_key == dg.AssetKey(["labeling", "llm_labels"])][0].metadata
+    assert metadata["requests"].value == 0 and metadata["from_cache"].value == 39
+
+
+def test_batch_mode_through_the_asset(llm_env):
+    with FakeOpenAI(batch_polls_until_done=2) as server:
+        result = _run(llm_env, server, config={"mode": "batch", "batch_poll_seconds": 0.0, "batch_max_wait_seconds": 10})
+        assert result.success
+        assert server.counts["chat"] == 0 and server.counts["batches"] == 1 and server.counts["files"] == 1
+    with warehouse.connect(llm_env["db"]) as con:
+        assert con.execute("select count(distinct prompt_id) from labeling.llm_labels").fetchone()[0] == 39
+
+
+def test_failure_budget_fails_loudly_and_keeps_what_was_done(llm_env):
+    # A server whose every answer is malformed: the budget (2 failures) stops the run.
+    with FakeOpenAI() as server:
+        server.answer = lambda request: ("{not json", {"prompt_tokens": 10, "completion_tokens": 2})
+        result = _run(llm_env, server, failure_budget=2, max_attempts=1, concurrency=1)
+    assert not result.success
+    failure = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE][0]
+    assert "failure budget" in failure.step_failure_data.user_failure_data.description
+    with warehouse.connect(llm_env["db"]) as con:
+        statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
+    assert statuses.get("failed") == 39  # recorded, with the reason: judged ones failed, the rest not sent
+
+
+def test_crash_mid_partition_then_rerun_repays_nothing(llm_env, monkeypatch):
+    with FakeOpenAI() as server:
+        slow = server.answer
+
+        def delayed(request):
+            time.sleep(0.15)
+            return slow(request)
+
+        server.answer = delayed
+        env = {
+            **os.environ,
+            "WORKBANK_LLM_BASE_URL": server.base_url,
+            "WORKBANK_LLM_MODEL": "fake-model",
+            "WORKBANK_LLM_API_KEY_ENV": "TEST_LLM_KEY",
+            "WORKBANK_LLM_CONCURRENCY": "2",
+            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
+        }
+        child = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "llm_partition_run.py"), PARTITION], env=env, cwd=REPO_ROOT)
+        deadline = time.monotonic() + 120
+        while server.counts["chat"] < 10 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        paid_before = server.counts["chat"]
+        assert 10 <= paid_before < 39, paid_before
+        server.answer = slow
+        rerun = _run(llm_env, server)
+        assert rerun.success
+        # Every prompt was asked exactly once overall, except those in flight at the kill (answered
+        # but not yet cached): at most the concurrency limit.
+        repeated = sum(count - 1 for count in server.attempts.values() if count > 1)
+        assert repeated <= 2, repeated
+        assert len(server.attempts) == 39
+    with warehouse.connect(llm_env["db"]) as con:
+        rows = con.execute("select count(*), count(distinct prompt_id || ':' || task_id) from labeling.llm_labels").fetchone()
+        assert rows[0] == rows[1] == 78  # every prompt labeled once, no duplicate rows
+
+
+def test_api_key_never_reaches_storage_logs_or_metadata(llm_env, capfd):
+    with FakeOpenAI() as server:
+        result = _run(llm_env, server)
+        assert result.success
+        assert all(h == f"Bearer {KEY}" for h in server.auth_headers)
+    for event in result.all_events:
+        assert KEY not in str(event)
+    con = duckdb.connect(str(llm_env["db"]), read_only=True)
+    try:
+        for schema, table in con.execute("select table_schema, table_name from information_schema.tables").fetchall():
+            for (cell,) in con.execute(f'select cast(t as varchar) from "{schema}"."{table}" as t').fetchall():
+                assert KEY not in cell
+    finally:
+        con.close()
+    for path in [*llm_env["data_dir"].rglob("*"), llm_env["data_dir"].parent / "judgements.sqlite"]:
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+    captured = capfd.readouterr()
+    assert KEY not in captured.out and KEY not in captured.err
