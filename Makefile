@@ -26,6 +26,9 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+bench: $(STAMP)
+	$(PY) bench/run.py $(BENCH_ARGS)
+
 ui: $(STAMP)
 	$(PY) -m workbank_dagster.cli home
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p $${PORT:-3000}

@@ -62,6 +62,12 @@ def get_all_assets_job():
     return defs.resolve_job_def("all_assets")
 
 
+def get_refresh_job():
+    from .definitions import defs
+
+    return defs.resolve_job_def("benchmark_refresh")
+
+
 def run_all() -> int:
     import dagster as dg
 

@@ -150,7 +150,7 @@ class TaskIndex:
             order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
             best_all.append(order)
             best_scores.append(np.take_along_axis(score, order, axis=1))
-            nearest = np.argsort(-sims, axis=1, kind="stable")[:, :n_nearest]
+            nearest = np.argpartition(-sims, n_nearest - 1, axis=1)[:, :n_nearest] if n_nearest < sims.shape[1] else np.tile(np.arange(sims.shape[1]), (len(sims), 1))
             for row in range(len(vectors)):
                 own = [self.tasks_of[o][np.argsort(-sims[row, self.tasks_of[o]], kind="stable")[:per_occupation]] for o in order[row]]
                 pool = np.unique(np.concatenate([*own, nearest[row]]))

@@ -1,0 +1,282 @@
+"""Benchmarks of the pipeline on this machine; results go to bench/results.json (`make bench`).
+
+Every figure is the median of `--runs` runs (default 3) unless the results file says otherwise
+(`runs` is recorded beside each figure). Each measured run is a separate process, as a user runs it.
+
+- embed_floor_s   embedding exactly the texts a cold run embeds, with the same model, in one plain process
+- cold_run_s      `python -m workbank_dagster.cli run` from an empty data dir (environment installed)
+- label_cold_s    the labeling step of that cold run (all 24 benchmarks, from the run's metadata)
+- warm_run_s      the same command again with nothing changed
+- add_benchmark_s a new ~200-prompt benchmark file through the sensor path until headline.json is updated
+- peak_rss_mb     the largest resident set of any measured process
+- growth          the embedded judge's retrieval and selection on synthetic vectors (time, peak memory)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from workbank_dagster.settings import default_source_dir  # noqa: E402
+
+
+def machine() -> dict:
+    info = {"python": platform.python_version(), "platform": platform.platform(), "cores": os.cpu_count()}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                info["memory_gb"] = round(int(line.split()[1]) / 1024 / 1024, 1)
+    except OSError:
+        pass
+    return info
+
+
+def timed(command: list[str], env: dict) -> tuple[float, float, subprocess.CompletedProcess]:
+    """Wall seconds and peak RSS (MB) of a child process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if completed.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-3000:]}")
+    return elapsed, max(peak, before) / 1024, completed
+
+
+def run_env(root: Path, source: Path) -> dict:
+    return {
+        **os.environ,
+        "WORKBANK_DATA_DIR": str(root / "data"),
+        "WORKBANK_SOURCE_DIR": str(source),
+        "DAGSTER_HOME": str(root / "dagster_home"),
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+
+
+PIPELINE = [sys.executable, "-m", "workbank_dagster.cli", "run"]
+
+
+def label_seconds(env: dict) -> float | None:
+    code = (
+        "import dagster as dg, json;"
+        "i = dg.DagsterInstance.get();"
+        "e = i.get_latest_materialization_event(dg.AssetKey(['labeling','embedded_labels']));"
+        "print(e.asset_materialization.metadata['seconds'].value)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True)
+    try:
+        return float(out.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
+FLOOR = """
+import sys, time, json
+sys.path.insert(0, {repo!r})
+from pathlib import Path
+from workbank_dagster.labeling.embedder import Embedder
+from workbank_dagster.labeling.text import chunk_text, language_of, role_phrase
+from workbank_dagster.sources import onet
+from workbank_dagster.sources.benchmarks import benchmark_files, read_benchmark_prompts
+source = Path({source!r})
+tasks = onet.read_task_statements(source / onet.TASK_STATEMENTS)
+occupations = onet.read_occupations(source / onet.OCCUPATIONS)
+titles = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]["title"].tolist()
+texts = list(tasks["task"]) + titles
+for path in benchmark_files(source / "benchmarks").values():
+    for prompt in read_benchmark_prompts(path)["prompt"]:
+        if language_of(prompt) == "en":
+            texts.extend(chunk_text(prompt))
+            role = role_phrase(prompt)
+            if role:
+                texts.append(role)
+texts = list(dict.fromkeys(texts))
+embedder = Embedder()
+started = time.perf_counter()
+embedder.encode(texts)
+print(json.dumps({{"seconds": time.perf_counter() - started, "texts": len(texts)}}))
+"""
+
+
+def embed_floor(source: Path) -> tuple[float, int, float]:
+    script = FLOOR.format(repo=str(REPO), source=str(source))
+    elapsed, peak, completed = timed([sys.executable, "-c", script], {**os.environ, "HF_HUB_OFFLINE": "1"})
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    return result["seconds"], result["texts"], peak
+
+
+def new_benchmark(source_benchmarks: Path, target: Path, slug: str, n: int = 200) -> None:
+    """About 200 prompts: real prompts of two benchmarks under a new slug and new ids."""
+    lines = []
+    for name in ("officebench", "spider2-lite"):
+        for line in (source_benchmarks / f"{name}.jsonl").read_text().splitlines()[: n // 2]:
+            record = json.loads(line)
+            lines.append(json.dumps({"benchmark": slug, "prompt_id": f"{name}:{record['prompt_id']}", "prompt": record["prompt"]}))
+    target.write_text("\n".join(lines) + "\n")
+
+
+SENSOR_TICK = """
+import sys, json, warnings
+warnings.filterwarnings("ignore")
+sys.path.insert(0, {repo!r})
+import dagster as dg
+from workbank_dagster.labeling.sensors import benchmark_files_sensor
+from workbank_dagster.runner import dagster_home
+dagster_home()
+instance = dg.DagsterInstance.get()
+result = benchmark_files_sensor(dg.build_sensor_context(instance=instance))
+for request in result.dynamic_partitions_requests:
+    if isinstance(request, dg.AddDynamicPartitionsRequest):
+        instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
+keys = [r.partition_key for r in result.run_requests if r.partition_key == {slug!r}]
+from workbank_dagster.definitions import defs
+from workbank_dagster.runner import get_refresh_job
+r = dg.execute_job(dg.reconstructable(get_refresh_job), instance=instance, tags={{"dagster/partition": keys[0]}},
+                   run_config={{"execution": {{"config": {{"in_process": {{}}}}}}}})
+print(json.dumps({{"success": r.success, "requested": keys}}))
+"""
+
+
+def add_benchmark(root: Path, source: Path, slug: str) -> float:
+    """Time from dropping the file to headline.json rewritten, through the sensor's run request."""
+    headline = root / "data" / "outputs" / "headline.json"
+    before = headline.stat().st_mtime
+    new_benchmark(source / "benchmarks", source / "benchmarks" / f"{slug}.jsonl", slug)
+    started = time.perf_counter()
+    elapsed, peak, completed = timed([sys.executable, "-c", SENSOR_TICK.format(repo=str(REPO), slug=slug)], run_env(root, source))
+    if not json.loads(completed.stdout.strip().splitlines()[-1])["success"] or headline.stat().st_mtime <= before:
+        raise RuntimeError("sensor run did not update headline.json")
+    return time.perf_counter() - started, peak
+
+
+def private_sources(root: Path) -> Path:
+    """A source folder of links to the shared data, with a benchmarks folder of its own to add to."""
+    shared = default_source_dir()
+    target = root / "sources"
+    target.mkdir(parents=True)
+    for child in shared.iterdir():
+        if child.name != "benchmarks":
+            os.symlink(child, target / child.name)
+    (target / "benchmarks").mkdir()
+    for path in (shared / "benchmarks").iterdir():
+        os.symlink(path, target / "benchmarks" / path.name)
+    return target
+
+
+def growth() -> list[dict]:
+    """Retrieval + selection of the embedded judge on synthetic unit vectors, in a fresh process each."""
+    code = """
+import sys, time, json, resource
+sys.path.insert(0, {repo!r})
+import numpy as np, pandas as pd
+from workbank_dagster.labeling.retrieval import TaskIndex
+from workbank_dagster.labeling.judges import EmbeddedJudge
+rng = np.random.default_rng(0)
+n_tasks, n_occ, dim, n = 18796, 923, 384, {n}
+def unit(a): return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
+occ_of = rng.integers(0, n_occ, n_tasks)
+tasks = pd.DataFrame({{"task_id": np.arange(n_tasks), "onet_soc_code": [f"{{o:02d}}-0000.00" for o in occ_of], "task": [f"task {{i}} word{{i % 500}}" for i in range(n_tasks)]}})
+codes = sorted(set(tasks["onet_soc_code"]))
+occupations = pd.DataFrame({{"onet_soc_code": codes, "title": [f"title {{c}}" for c in codes], "description": ["d"] * len(codes)}})
+index = TaskIndex(tasks, unit(rng.normal(size=(n_tasks, dim))), occupations, unit(rng.normal(size=(len(codes), dim))))
+prompts = unit(rng.normal(size=(n, dim)))
+texts = [f"prompt {{i}} word{{i % 500}}" for i in range(n)]
+started = time.perf_counter()
+candidates = index.retrieve(texts, prompts, np.zeros_like(prompts), np.zeros(n, dtype=bool), [None] * n)
+chosen = EmbeddedJudge().select(candidates, index)
+elapsed = time.perf_counter() - started
+print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+    out = []
+    for n in (1_000, 10_000, 100_000):
+        completed = subprocess.run([sys.executable, "-c", code.format(repo=str(REPO), n=n)], cwd=REPO, capture_output=True, text=True)
+        if completed.returncode != 0:
+            raise RuntimeError(completed.stderr[-2000:])
+        out.append(json.loads(completed.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cold-runs", type=int, default=None, help="cold runs (default: --runs); each takes minutes")
+    parser.add_argument("--skip-cold", action="store_true")
+    parser.add_argument("--output", default=str(REPO / "bench" / "results.json"))
+    args = parser.parse_args()
+    cold_runs = args.cold_runs or args.runs
+    results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "runs": {}}
+    peaks: list[float] = []
+    source_shared = default_source_dir()
+
+    floors = [embed_floor(source_shared) for _ in range(cold_runs)]
+    results["embed_floor_s"] = round(statistics.median(f[0] for f in floors), 1)
+    results["embed_floor_texts"] = floors[0][1]
+    results["runs"]["embed_floor_s"] = [round(f[0], 1) for f in floors]
+    peaks.extend(f[2] for f in floors)
+
+    with tempfile.TemporaryDirectory(prefix="workbank-bench-") as tmp:
+        root = Path(tmp)
+        source = private_sources(root)
+        env = run_env(root, source)
+        colds, labels = [], []
+        for i in range(0 if args.skip_cold else cold_runs):
+            shutil.rmtree(root / "data", ignore_errors=True)
+            shutil.rmtree(root / "dagster_home", ignore_errors=True)
+            elapsed, peak, _ = timed(PIPELINE, env)
+            colds.append(elapsed)
+            peaks.append(peak)
+            labels.append(label_seconds(env))
+        if colds:
+            results["cold_run_s"] = round(statistics.median(colds), 1)
+            results["label_cold_s"] = round(statistics.median(x for x in labels if x is not None), 1) if any(labels) else None
+            results["runs"]["cold_run_s"] = [round(x, 1) for x in colds]
+            results["cold_over_floor"] = round(results["cold_run_s"] / results["embed_floor_s"], 2)
+        else:
+            timed(PIPELINE, env)
+        warms = []
+        for _ in range(args.runs):
+            elapsed, peak, _ = timed(PIPELINE, env)
+            warms.append(elapsed)
+            peaks.append(peak)
+        results["warm_run_s"] = round(statistics.median(warms), 1)
+        results["runs"]["warm_run_s"] = [round(x, 1) for x in warms]
+        adds = []
+        for i in range(args.runs):
+            elapsed, peak = add_benchmark(root, source, f"bench-added-{i}")
+            adds.append(elapsed)
+            peaks.append(peak)
+        results["add_benchmark_s"] = round(statistics.median(adds), 1)
+        results["runs"]["add_benchmark_s"] = [round(x, 1) for x in adds]
+    results["peak_rss_mb"] = round(max(peaks))
+    results["growth"] = growth()
+    results["goals"] = {
+        "cold_run_s": "<= 1.5 x embed_floor_s",
+        "warm_run_s": "<= 60",
+        "add_benchmark_s": "<= 90",
+        "peak_rss_mb": "<= 3072",
+    }
+    Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
