@@ -82,3 +82,12 @@ def test_dbt_build_args_carry_settings(monkeypatch):
     variables = json.loads(args[2])
     assert variables["coverage_threshold"] == 3 and variables["active_labeler"] == "llm:gpt-x:v2"
     assert dbt_build_args(load_settings(), select="marts")[-2:] == ["--select", "marts"]
+
+
+def test_llm_judge_runs_only_in_its_own_job():
+    llm = {dg.AssetKey(["labeling", "llm_labels"]), dg.AssetKey(["labeling", "llm_judgements"])}
+    everything = defs.resolve_job_def("all_assets").asset_layer.selected_asset_keys
+    refresh = defs.resolve_job_def("benchmark_refresh").asset_layer.selected_asset_keys
+    llm_job = defs.resolve_job_def("llm_labeling").asset_layer.selected_asset_keys
+    assert not (llm & everything) and not (llm & refresh)
+    assert llm <= llm_job and dg.AssetKey(["labeling", "judge_validation"]) in llm_job
