@@ -1,0 +1,131 @@
+"""The regression helpers against hand computations and simulations with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbank_dagster.analysis.regressions import (
+    Z95,
+    coverage_logit,
+    delta_probability,
+    delta_ratio,
+    fit_clustered_logit,
+    importance_logit,
+    importance_quintiles,
+)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def test_delta_probability_matches_hand_and_numerical_gradient():
+    params = np.array([-1.0, 0.8, 0.3])
+    cov = np.array([[0.04, 0.01, -0.002], [0.01, 0.09, 0.0], [-0.002, 0.0, 0.01]])
+    x = np.array([1.0, 1.0, 2.0])
+    p, se = delta_probability(x, params, cov)
+    # by hand: eta = -1 + 0.8 + 0.6 = 0.4
+    p_hand = 1 / (1 + np.exp(-0.4))
+    g = p_hand * (1 - p_hand) * x
+    assert p[0] == pytest.approx(p_hand)
+    assert se[0] == pytest.approx(np.sqrt(g @ cov @ g))
+    # numerical gradient of p with respect to the parameters
+    eps = 1e-6
+    numeric = np.array([(_sigmoid(x @ (params + eps * e)) - _sigmoid(x @ (params - eps * e))) / (2 * eps) for e in np.eye(3)])
+    assert se[0] == pytest.approx(np.sqrt(numeric @ cov @ numeric), rel=1e-6)
+
+
+def test_delta_ratio_by_hand():
+    params = np.array([-2.0, 1.0])
+    cov = np.diag([0.01, 0.04])
+    x1, x0 = np.array([1.0, 1.0]), np.array([1.0, 0.0])
+    ratio, low, high = delta_ratio(x1, x0, params, cov)
+    p1, p0 = _sigmoid(-1.0), _sigmoid(-2.0)
+    g = (1 - p1) * x1 - (1 - p0) * x0
+    se = np.sqrt(g @ cov @ g)
+    assert ratio == pytest.approx(p1 / p0)
+    assert (low, high) == pytest.approx((np.exp(np.log(p1 / p0) - Z95 * se), np.exp(np.log(p1 / p0) + Z95 * se)))
+
+
+def test_clustered_covariance_matches_sandwich_by_hand():
+    rng = np.random.default_rng(3)
+    n = 60
+    x = rng.normal(size=n)
+    groups = np.repeat(np.arange(6), 10)
+    y = (rng.random(n) < _sigmoid(-0.3 + 0.9 * x)).astype(float)
+    X = pd.DataFrame({"const": 1.0, "x": x})
+    result = fit_clustered_logit(y, X, groups)
+    beta = np.asarray(result.params)
+    p = _sigmoid(X.to_numpy() @ beta)
+    bread = np.linalg.inv((X.to_numpy() * (p * (1 - p))[:, None]).T @ X.to_numpy())
+    scores = X.to_numpy() * (y - p)[:, None]
+    meat = sum(np.outer(scores[groups == g].sum(0), scores[groups == g].sum(0)) for g in range(6))
+    G, N, K = 6, n, 2
+    correction = G / (G - 1) * (N - 1) / (N - K)
+    assert np.asarray(result.cov_params()) == pytest.approx(correction * bread @ meat @ bread, rel=1e-6)
+
+
+def test_delta_interval_covers_the_true_probability_95_percent_of_the_time():
+    rng = np.random.default_rng(2)
+    true = np.array([-2.0, 1.0, 0.5])
+    point = np.array([1.0, 1.0, 0.2])
+    p_true = _sigmoid(point @ true)
+    hits, reps = 0, 400
+    for _ in range(reps):
+        n = 1500
+        exposed = rng.random(n) < 0.4
+        w = rng.normal(size=n)
+        X = pd.DataFrame({"const": 1.0, "exposed": exposed.astype(float), "log_wage_bill": w})
+        y = (rng.random(n) < _sigmoid(X.to_numpy() @ true)).astype(float)
+        result = fit_clustered_logit(y, X, rng.integers(0, 100, n))
+        p, se = delta_probability(point, np.asarray(result.params), np.asarray(result.cov_params()))
+        hits += abs(p[0] - p_true) <= Z95 * se[0]
+    assert 0.92 <= hits / reps <= 0.98
+
+
+def _synthetic_tasks(seed=0, n_occ=60, per=20):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for o in range(n_occ):
+        code = f"{11 + 2 * (o % 10):02d}-{1000 + o:04d}.00"
+        wage_bill = np.exp(rng.normal(20, 1))
+        effect = rng.normal(0, 0.5)
+        for t in range(per):
+            exposed = rng.random() < 0.5
+            importance = rng.uniform(1, 5)
+            eta = -2.0 + 1.2 * exposed + 0.4 * (importance - 3) + 0.2 * (np.log(wage_bill) - 20) + effect
+            rows.append((o * 100 + t, code, exposed, importance, rng.random() < _sigmoid(eta), wage_bill))
+    return pd.DataFrame(rows, columns=["task_id", "onet_soc_code", "exposed", "importance", "covered", "wage_bill"])
+
+
+def test_coverage_logit_recovers_direction_and_shapes():
+    tasks = _synthetic_tasks()
+    tasks["exposed"] = tasks["exposed"].astype("boolean")
+    tasks.loc[0, "exposed"] = pd.NA
+    fit = coverage_logit(tasks, grid_points=10)
+    assert fit.n_dropped_unlabeled == 1 and fit.n_obs == len(tasks) - 1
+    est = fit.coefs.set_index("term")["estimate"]
+    assert est["exposed"] > 0.6 and set(fit.coefs.columns) == {"term", "estimate", "std_error", "z", "p_value", "n_obs", "n_clusters"}
+    assert len(fit.curve) == 20 and (fit.curve["ci_low"] < fit.curve["p"]).all() and (fit.curve["p"] < fit.curve["ci_high"]).all()
+    ratio, low, high = fit.ratio
+    assert low < ratio < high and ratio > 1
+
+
+def test_importance_quintiles_are_ntile():
+    tasks = pd.DataFrame({"task_id": range(12), "importance": [3, 1, 2, 2, 5, 4, 4, None, 1, 3, 5, 2]})
+    q = importance_quintiles(tasks)
+    assert len(q) == 11 and q.value_counts().sort_index().tolist() == [3, 2, 2, 2, 2]
+    assert q.loc[1] == 1 and q.loc[10] == 5 and 7 not in q.index
+
+
+def test_importance_logit_drops_perfectly_predicted_occupations():
+    tasks = _synthetic_tasks(seed=1)
+    tasks.loc[tasks["onet_soc_code"] == tasks["onet_soc_code"].iloc[0], "covered"] = True
+    fit = importance_logit(tasks)
+    assert fit.occupations_dropped >= 1
+    assert set(fit.adjusted["quintile"]) == {1, 2, 3, 4, 5} and len(fit.adjusted) == 10
+    top = fit.adjusted.query("quintile == 5")["p"].mean()
+    bottom = fit.adjusted.query("quintile == 1")["p"].mean()
+    assert top > bottom and fit.ratio[1] < fit.ratio[0] < fit.ratio[2]

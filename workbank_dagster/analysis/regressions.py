@@ -1,0 +1,175 @@
+"""Task-level coverage regressions (METHOD.md §5) as pure functions on DataFrames.
+
+Intervals are delta-method intervals on the probability scale: for a design row x with
+p = Λ(xᵀβ), ∇p = p(1−p)·x and se(p) = sqrt(∇pᵀ V ∇p), V the clustered covariance. (statsmodels'
+`get_prediction` builds its interval on the logit scale instead, which is asymmetric.) Ratios of
+probabilities get their interval on the log scale: ∇log p = (1−p)·x.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+
+Z95 = 1.959963984540054
+
+
+def _sigmoid(eta: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-eta))
+
+
+def delta_probability(X: np.ndarray, params: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Predicted probability and its delta-method standard error for each row of X."""
+    X = np.atleast_2d(np.asarray(X, dtype=float))
+    p = _sigmoid(X @ params)
+    gradient = (p * (1 - p))[:, None] * X
+    se = np.sqrt(np.einsum("ij,jk,ik->i", gradient, cov, gradient))
+    return p, se
+
+
+def delta_ratio(x1: np.ndarray, x0: np.ndarray, params: np.ndarray, cov: np.ndarray) -> tuple[float, float, float]:
+    """p(x1)/p(x0) with a 95% interval from the delta method on log(p1/p0)."""
+    p1, p0 = _sigmoid(x1 @ params), _sigmoid(x0 @ params)
+    gradient = (1 - p1) * x1 - (1 - p0) * x0
+    se = float(np.sqrt(gradient @ cov @ gradient))
+    log_ratio = float(np.log(p1) - np.log(p0))
+    return float(np.exp(log_ratio)), float(np.exp(log_ratio - Z95 * se)), float(np.exp(log_ratio + Z95 * se))
+
+
+def cluster_codes(onet_soc_codes: pd.Series, level: str) -> pd.Series:
+    """SOC major group (2 digits) or minor group (4 digits: 15-12) of each occupation."""
+    width = 2 if level == "major" else 5
+    return onet_soc_codes.str[:width]
+
+
+def fit_clustered_logit(y: np.ndarray, X: pd.DataFrame, groups: np.ndarray):
+    model = sm.Logit(np.asarray(y, dtype=float), X)
+    return model.fit(disp=False, method="newton", maxiter=100, cov_type="cluster", cov_kwds={"groups": pd.factorize(groups)[0]})
+
+
+@dataclass
+class CoverageLogit:
+    coefs: pd.DataFrame
+    curve: pd.DataFrame
+    ratio: tuple[float, float, float]
+    n_obs: int
+    n_clusters: int
+    n_dropped_unlabeled: int
+
+
+def coverage_logit(tasks: pd.DataFrame, *, cluster_level: str = "major", grid_points: int = 50) -> CoverageLogit:
+    """`covered ~ exposed + log(wage bill)`, SEs clustered by SOC group.
+
+    `tasks`: covered (bool), exposed (bool or NULL), wage_bill (occupation's), onet_soc_code.
+    Tasks without an exposure label or a wage bill leave the sample (counted).
+    """
+    usable = tasks.dropna(subset=["exposed", "wage_bill"])
+    usable = usable[usable["wage_bill"] > 0]
+    dropped = len(tasks) - len(usable)
+    X = pd.DataFrame({"const": 1.0, "exposed": usable["exposed"].astype(float).to_numpy(), "log_wage_bill": np.log(usable["wage_bill"].astype(float).to_numpy())})
+    groups = cluster_codes(usable["onet_soc_code"], cluster_level).to_numpy()
+    result = fit_clustered_logit(usable["covered"].astype(float).to_numpy(), X, groups)
+    params, cov = np.asarray(result.params), np.asarray(result.cov_params())
+    n_clusters = int(pd.Series(groups).nunique())
+    coefs = pd.DataFrame(
+        {
+            "term": X.columns,
+            "estimate": params,
+            "std_error": np.asarray(result.bse),
+            "z": np.asarray(result.tvalues),
+            "p_value": np.asarray(result.pvalues),
+            "n_obs": len(usable),
+            "n_clusters": n_clusters,
+        }
+    )
+    grid = np.linspace(X["log_wage_bill"].min(), X["log_wage_bill"].max(), grid_points)
+    rows = []
+    for exposed in (0.0, 1.0):
+        design = np.column_stack([np.ones_like(grid), np.full_like(grid, exposed), grid])
+        p, se = delta_probability(design, params, cov)
+        rows.append(pd.DataFrame({"exposed": bool(exposed), "log_wage_bill": grid, "p": p, "ci_low": p - Z95 * se, "ci_high": p + Z95 * se}))
+    median = float(np.median(X["log_wage_bill"]))
+    ratio = delta_ratio(np.array([1.0, 1.0, median]), np.array([1.0, 0.0, median]), params, cov)
+    return CoverageLogit(coefs, pd.concat(rows, ignore_index=True), ratio, len(usable), n_clusters, dropped)
+
+
+def importance_quintiles(tasks: pd.DataFrame) -> pd.Series:
+    """ntile(5) over rated tasks ordered by (importance, task_id): equal-size and deterministic."""
+    rated = tasks.dropna(subset=["importance"]).sort_values(["importance", "task_id"], kind="mergesort")
+    n = len(rated)
+    # SQL ntile(5): the first n % 5 buckets get one extra row.
+    sizes = [n // 5 + (1 if i < n % 5 else 0) for i in range(5)]
+    labels = np.repeat(np.arange(1, 6), sizes)
+    return pd.Series(labels, index=rated.index, name="quintile")
+
+
+@dataclass
+class ImportanceLogit:
+    adjusted: pd.DataFrame  # quintile, exposed, p, ci_low, ci_high, n_obs
+    ratio: tuple[float, float, float]  # top / bottom quintile
+    n_obs: int
+    occupations_dropped: int
+    occupations_kept: int
+
+
+def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> ImportanceLogit:
+    """`covered ~ exposed + importance quintile + occupation fixed effects` (METHOD.md §5).
+
+    Estimator: an ordinary maximum-likelihood logit with one dummy per occupation, fitted by
+    Newton's method on the occupations that are not perfectly predicted (all tasks covered or none
+    covered: their fixed effect diverges, so they leave the sample and are counted). Unconditional
+    ML with fixed effects is consistent here because occupations have ~20 tasks each (the incidental
+    parameter bias shrinks with group size), and, unlike conditional logit, it gives the fixed
+    effects needed for adjusted probabilities. Standard errors are clustered by SOC group.
+
+    Adjusted probability for (quintile q, exposed e) = mean over the estimation sample of the
+    predicted probability with every task's quintile set to q and exposure to e; its interval is
+    the delta method on that mean (gradient = mean of p(1−p)·x).
+    """
+    data = tasks.dropna(subset=["exposed", "importance"]).copy()
+    data["quintile"] = importance_quintiles(data)
+    by_occupation = data.groupby("onet_soc_code")["covered"].agg(["min", "max"])
+    varying = by_occupation.index[by_occupation["min"] != by_occupation["max"]]
+    dropped = int(len(by_occupation) - len(varying))
+    data = data[data["onet_soc_code"].isin(varying)].reset_index(drop=True)
+    occupations = sorted(varying)
+    quintile_dummies = pd.get_dummies(data["quintile"], prefix="q", dtype=float).reindex(columns=[f"q_{i}" for i in range(2, 6)], fill_value=0.0)
+    occupation_dummies = pd.get_dummies(pd.Categorical(data["onet_soc_code"], categories=occupations), dtype=float)
+    X = pd.concat([data[["exposed"]].astype(float), quintile_dummies, occupation_dummies], axis=1)
+    groups = cluster_codes(data["onet_soc_code"], cluster_level).to_numpy()
+    result = fit_clustered_logit(data["covered"].astype(float).to_numpy(), X, groups)
+    params, cov = np.asarray(result.params), np.asarray(result.cov_params())
+    base = X.to_numpy()
+    rows = []
+    for q in range(1, 6):
+        for exposed in (False, True):
+            design = base.copy()
+            design[:, 0] = float(exposed)
+            design[:, 1:5] = 0.0
+            if q > 1:
+                design[:, q - 1] = 1.0
+            p_rows = _sigmoid(design @ params)
+            gradient = ((p_rows * (1 - p_rows))[:, None] * design).mean(axis=0)
+            p = float(p_rows.mean())
+            se = float(np.sqrt(gradient @ cov @ gradient))
+            rows.append((q, exposed, p, p - Z95 * se, p + Z95 * se, len(data)))
+    adjusted = pd.DataFrame(rows, columns=["quintile", "exposed", "p", "ci_low", "ci_high", "n_obs"])
+    # Ratio of top to bottom quintile, averaging over the sample's own exposure.
+    def averaged(q):
+        design = base.copy()
+        design[:, 1:5] = 0.0
+        if q > 1:
+            design[:, q - 1] = 1.0
+        p_rows = _sigmoid(design @ params)
+        return p_rows.mean(), ((p_rows * (1 - p_rows))[:, None] * design).mean(axis=0)
+
+    p5, g5 = averaged(5)
+    p1, g1 = averaged(1)
+    gradient = g5 / p5 - g1 / p1
+    se = float(np.sqrt(gradient @ cov @ gradient))
+    log_ratio = float(np.log(p5) - np.log(p1))
+    ratio = (float(np.exp(log_ratio)), float(np.exp(log_ratio - Z95 * se)), float(np.exp(log_ratio + Z95 * se)))
+    return ImportanceLogit(adjusted, ratio, len(data), dropped, len(occupations))
