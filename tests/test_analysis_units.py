@@ -1,0 +1,99 @@
+"""Sensitivity, bootstrap, O*NET-weighted scores and WORKBank zones on small data with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbank_dagster.analysis.coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
+from workbank_dagster.analysis.scores import occupation_model_scores, score_differences
+from workbank_dagster.analysis.workbank import agency_table, coverage_by_zone, modal_level, task_zones, unbenchmarked_green_light, zone
+
+TASKS = pd.DataFrame(
+    {
+        "task_id": [1, 2, 3, 4],
+        "onet_soc_code": ["11-1011.00", "11-1011.00", "15-1252.00", "47-2061.00"],
+        "family_code": ["11-0000", "11-0000", "15-0000", "47-0000"],
+        "hours": [100.0, 300.0, 600.0, np.nan],
+    }
+)
+FAMILIES = ["11-0000", "15-0000", "47-0000"]
+
+
+def _labels(rows):
+    return pd.DataFrame(rows, columns=["benchmark", "prompt_id", "task_id", "prompt_hash"])
+
+
+def test_summarise_by_hand():
+    labels = _labels([("a", "1", 1, "h1"), ("a", "2", 1, "h2"), ("b", "1", 3, "h1"), ("b", "2", 3, "h3")])
+    s = summarise(prompts_per_task(labels), TASKS, 2, FAMILIES)
+    # tasks 1 and 3 covered; occupations 11-1011 and 15-1252; family 47 uncovered; hours uncovered = 300 of 1000
+    assert s == {"n_tasks_covered": 2, "n_occupations_with_covered_task": 2, "n_families_without_covered_occupation": 1, "work_time_share_uncovered": 0.3}
+    # Duplicate texts once: task 3's two prompts are distinct texts, task 1's too; h1 appears on tasks 1 and 3.
+    assert prompts_per_task(labels, dedupe_texts=True).to_dict() == {1: 2, 3: 2}
+
+
+def test_sensitivity_variants():
+    active = _labels([("a", "1", 1, "h1"), ("a", "2", 1, "h1"), ("b", "1", 3, "h2")])
+    other = _labels([("a", "1", 2, "h1")])
+    table = sensitivity_table({"emb": active, "llm": other}, TASKS, FAMILIES, active_labeler="emb", threshold=2, thresholds=(1, 2))
+    by = {(r.variant, r.labeler, r.threshold): r for r in table.itertuples()}
+    assert by[("threshold", "emb", 1)].n_tasks_covered == 2 and by[("threshold", "emb", 2)].n_tasks_covered == 1
+    assert by[("judge", "llm", 2)].n_tasks_covered == 0
+    assert by[("duplicate_texts_once", "emb", 2)].n_tasks_covered == 0  # both prompts of task 1 share one text
+    assert by[("without:a", "emb", 2)].n_tasks_covered == 0 and ("without:b", "emb", 2) in by
+
+
+def test_bootstrap_interval_contains_point_and_is_deterministic():
+    rng = np.random.default_rng(0)
+    tasks = pd.DataFrame({"task_id": range(50), "onet_soc_code": [f"11-{i:04d}.00" for i in range(50)], "family_code": "11-0000", "hours": rng.uniform(1, 10, 50)})
+    prompts = pd.DataFrame({"benchmark": ["a"] * 100 + ["b"] * 100, "prompt_id": [str(i) for i in range(200)]})
+    labels = pd.DataFrame({"benchmark": prompts["benchmark"], "prompt_id": prompts["prompt_id"], "task_id": rng.integers(0, 50, 200), "prompt_hash": prompts["prompt_id"]})
+    point = summarise(prompts_per_task(labels), tasks, 4, ["11-0000"])["work_time_share_uncovered"]
+    low, high, shares = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
+    assert low <= point <= high and low < high
+    assert bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)[:2] == (low, high)
+
+
+def test_weighted_and_simple_scores_by_hand():
+    labels = pd.DataFrame({"benchmark": "b", "prompt_id": ["p1", "p2", "p3", "p1"], "task_id": [1, 1, 2, 2]})
+    results = pd.DataFrame({"benchmark": "b", "model": "m", "prompt_id": ["p1", "p2", "p3"], "score": [1.0, 0.0, 1.0]})
+    tasks = pd.DataFrame({"task_id": [1, 2, 3], "onet_soc_code": ["11-1011.00"] * 3})
+    out = occupation_model_scores(results, labels, tasks, k=2).iloc[0]
+    # task 1: p1, p2 -> 0.5; task 2: p3, p1 -> 1.0; weighted = 0.75; simple over {p1, p2, p3} = 2/3
+    assert out["n_tasks"] == 2 and out["n_prompts"] == 3
+    assert out["weighted_score"] == pytest.approx(0.75) and out["simple_score"] == pytest.approx(2 / 3)
+    assert out["share_of_occupation_tasks"] == pytest.approx(2 / 3)
+    assert occupation_model_scores(results, labels, tasks, k=3).empty
+    diff = score_differences(occupation_model_scores(results, labels, tasks, k=2), pd.Series({"11-1011.00": "Chief Executives"}))
+    assert diff.loc[0, "label"] == "Chief Executives · 2 tasks · 3 prompts"
+
+
+def test_zones_at_three():
+    assert zone(3.0, 3.0) == "Green Light" and zone(2.9, 3.0) == "Red Light"
+    assert zone(3.5, 2.5) == "R&D Opportunity" and zone(1, 1) == "Low Priority" and zone(None, 3) is None
+
+
+def test_modal_level_ties_nearest_mean_then_lower():
+    assert modal_level(pd.Series([2, 2, 3])) == (2, False)
+    assert modal_level(pd.Series([1, 1, 4, 4, 5])) == (4, True)  # mean 3.0: 4 is nearer than 1
+    assert modal_level(pd.Series([2, 2, 4, 4])) == (2, True)  # mean 3.0: equally near, lower wins
+
+
+def test_task_zones_and_tables():
+    workers = pd.DataFrame({"task_id": [1, 1, 2, 3], "automation_desire": [4.0, 3.0, 1.0, 5.0], "human_agency_scale": [2, 2, 5, 1]})
+    experts = pd.DataFrame({"task_id": [1, 2, 2, 4], "automation_capacity": [4.0, 4.0, 5.0, 2.0], "human_agency_scale": [1, 3, 4, 2]})
+    zones, ties = task_zones(workers, experts)
+    z = zones.set_index("task_id")
+    assert z.loc[1, "zone"] == "Green Light" and z.loc[2, "zone"] == "Red Light" and pd.isna(z.loc[3, "zone"])
+    assert pd.isna(z.loc[3, "mean_capability"]) and pd.isna(z.loc[4, "mean_desire"])
+    assert ties == {"worker": 0, "expert": 1} and z.loc[2, "modal_has_expert"] == 3  # mean 3.5: 3 and 4 tie, lower wins
+    table = agency_table(zones)
+    assert table.shape == (5, 6) and table.set_index("worker").loc["H2", "H1"] == 1
+    zones["covered"] = [False, True, False, False]
+    zones["hours"] = [10.0, 5.0, 1.0, 2.0]
+    by_zone = coverage_by_zone(zones).set_index("zone")
+    assert by_zone.loc["Green Light", "n_tasks"] == 1 and by_zone.loc["Red Light", "n_covered"] == 1
+    green = unbenchmarked_green_light(zones)
+    assert green["task_id"].tolist() == [1]
