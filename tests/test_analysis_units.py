@@ -51,9 +51,13 @@ def test_bootstrap_interval_contains_point_and_is_deterministic():
     prompts = pd.DataFrame({"benchmark": ["a"] * 100 + ["b"] * 100, "prompt_id": [str(i) for i in range(200)]})
     labels = pd.DataFrame({"benchmark": prompts["benchmark"], "prompt_id": prompts["prompt_id"], "task_id": rng.integers(0, 50, 200), "prompt_hash": prompts["prompt_id"]})
     point = summarise(prompts_per_task(labels), tasks, 4, ["11-0000"])["work_time_share_uncovered"]
-    low, high, shares = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
-    assert low <= point <= high and low < high
-    assert bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)[:2] == (low, high)
+    boot = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
+    assert boot["estimate"] == pytest.approx(point)
+    assert boot["ci_low"] <= point <= boot["ci_high"] and boot["ci_low"] < boot["ci_high"]
+    # The shift keeps the percentile interval's width.
+    assert boot["ci_high"] - boot["ci_low"] == pytest.approx(boot["ci_high_percentile"] - boot["ci_low_percentile"])
+    again = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
+    assert (again["ci_low"], again["ci_high"]) == (boot["ci_low"], boot["ci_high"])
 
 
 def test_weighted_and_simple_scores_by_hand():

@@ -36,6 +36,26 @@ def test_headline_numbers(pipeline_run):
     assert expected_keys <= set(h)
 
 
+def test_analysis_tables_and_headline_keys(pipeline_run):
+    h = pipeline_run["headline"]
+    for prefix in ("exposure_coverage_ratio", "importance_top_bottom_ratio", "work_time_share_uncovered"):
+        assert h[f"{prefix}_ci_low"] <= h[prefix] <= h[f"{prefix}_ci_high"], prefix
+    assert h["importance_logit_occupations_dropped"] > 0
+    assert 0 <= h["labeler_family_accuracy"] <= 1 and 0 <= h["labeler_occupation_accuracy"] <= 1
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("select table_name from information_schema.tables where table_schema = 'analysis'").fetchall()}
+        assert {
+            "coverage_logit_coefs", "coverage_logit_curve", "importance_logit", "coverage_sensitivity", "occupation_model_scores",
+            "workbank_task_zones", "unbenchmarked_green_light", "workbank_agency_table", "coverage_by_zone", "uncovered_by_telework",
+        } <= tables
+        variants = {r[0] for r in con.execute("select variant from analysis.coverage_sensitivity").fetchall()}
+        assert {"threshold", "judge", "duplicate_texts_once"} <= variants and sum(v.startswith("without:") for v in variants) == 24
+        assert con.execute("select count(*) from analysis.workbank_task_zones").fetchone()[0] == 846
+    finally:
+        con.close()
+
+
 def test_marts_shape_and_invariants(pipeline_run):
     con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
     try:

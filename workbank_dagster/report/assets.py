@@ -9,7 +9,11 @@ from ..resources import WarehouseResource
 from ..settings import load_settings
 from .headline import headline_numbers
 
-MART_DEPS = [dg.AssetKey(["labeling", "judge_validation"])] + [
+ANALYSIS_DEPS = [
+    dg.AssetKey(["analysis", name])
+    for name in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval")
+]
+MART_DEPS = [dg.AssetKey(["labeling", "judge_validation"]), *ANALYSIS_DEPS] + [
     dg.AssetKey(["marts", name])
     for name in (
         "dim_task",

@@ -1,0 +1,205 @@
+"""Thin analysis assets over the pure functions: read the marts, write schema `analysis`."""
+
+import dagster as dg
+import pandas as pd
+
+from .. import warehouse
+from ..resources import WarehouseResource
+from ..settings import load_settings
+from ..sources.assets import table_metadata
+from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
+from .regressions import coverage_logit, importance_logit
+from .scores import occupation_model_scores, score_differences
+from .telework import telework_split
+from .workbank import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
+
+SCHEMA = "analysis"
+COMMON = {"group_name": "analysis", "kinds": {"python", "duckdb"}, "owners": ["team:analysis"]}
+
+TASK_FRAME_SQL = """
+select d.task_id, d.onet_soc_code, d.family_code, d.task, d.task_type, d.importance, d.exposed,
+       c.n_prompts, c.covered, o.wage_bill, o.employment, o.title as occupation_title, h.hours
+from marts.dim_task as d
+join marts.fct_task_coverage as c using (task_id)
+join marts.dim_occupation as o using (onet_soc_code)
+left join intermediate.int_task_hours as h using (task_id, onet_soc_code)
+"""
+
+
+def key(*path: str) -> dg.AssetKey:
+    return dg.AssetKey(list(path))
+
+
+TASK_DEPS = [key("marts", "dim_task"), key("marts", "fct_task_coverage"), key("marts", "dim_occupation"), key("intermediate", "int_task_hours")]
+
+
+def _spec(name: str, description: str, deps) -> dg.AssetSpec:
+    return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=description, **COMMON)
+
+
+def _write(con, tables: dict[str, pd.DataFrame]):
+    for name, frame in tables.items():
+        warehouse.replace_table(con, SCHEMA, name, frame)
+        yield dg.MaterializeResult(asset_key=[SCHEMA, name], metadata=table_metadata(frame))
+
+
+def _tasks(con) -> pd.DataFrame:
+    frame = con.execute(TASK_FRAME_SQL).df()
+    frame["covered"] = frame["covered"].astype(bool)
+    return frame
+
+
+@dg.multi_asset(
+    specs=[
+        _spec("coverage_logit_coefs", "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).", TASK_DEPS),
+        _spec("coverage_logit_curve", "P(covered) over a grid of log wage bill, exposed vs not, 95% delta-method bands on the probability scale.", TASK_DEPS),
+        _spec("coverage_logit_ratio", "P(covered | exposed) / P(covered | not) at the median wage bill, interval by the delta method on the log ratio.", TASK_DEPS),
+    ],
+    pool="warehouse",
+    name="coverage_regression",
+)
+def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    settings = load_settings()
+    with warehouse_db.connect() as con:
+        fit = coverage_logit(_tasks(con), cluster_level=settings.cluster_level)
+        ratio = pd.DataFrame(
+            [{"statistic": "exposure_coverage_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "n_clusters": fit.n_clusters, "n_tasks_without_exposure_or_wage": fit.n_dropped_unlabeled}]
+        )
+        yield from _write(con, {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio})
+
+
+@dg.multi_asset(
+    specs=[
+        _spec("importance_logit", "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (METHOD.md §5).", TASK_DEPS),
+        _spec("importance_logit_ratio", "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.", TASK_DEPS),
+    ],
+    pool="warehouse",
+    name="importance_regression",
+)
+def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    settings = load_settings()
+    with warehouse_db.connect() as con:
+        fit = importance_logit(_tasks(con), cluster_level=settings.cluster_level)
+        ratio = pd.DataFrame(
+            [{"statistic": "importance_top_bottom_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "occupations_kept": fit.occupations_kept, "occupations_dropped": fit.occupations_dropped}]
+        )
+        yield from _write(con, {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio})
+
+
+LABEL_DEPS = [key("staging", "stg_labeling__prompt_task_labels"), key("staging", "stg_benchmarks__prompts"), *TASK_DEPS, key("staging", "stg_bls__soc_major_groups")]
+
+
+@dg.multi_asset(
+    specs=[
+        _spec("coverage_sensitivity", "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.", LABEL_DEPS),
+        _spec("work_time_uncovered_interval", "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.", LABEL_DEPS),
+    ],
+    pool="warehouse",
+    name="coverage_sensitivity",
+)
+def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    settings = load_settings()
+    with warehouse_db.connect() as con:
+        tasks = _tasks(con)
+        families = [r[0] for r in con.execute("select family_code from staging.stg_bls__soc_major_groups order by 1").fetchall()]
+        labels = con.execute("select benchmark, prompt_id, task_id, prompt_hash, labeler from staging.stg_labeling__prompt_task_labels").df()
+        prompts = con.execute("select benchmark, prompt_id from staging.stg_benchmarks__prompts").df()
+        by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
+        table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
+        active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
+        point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
+        boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200)
+        interval = pd.DataFrame(
+            [
+                {
+                    "threshold": settings.coverage_threshold,
+                    "labeler": settings.active_labeler,
+                    "share_uncovered": point,
+                    "ci_low": boot["ci_low"],
+                    "ci_high": boot["ci_high"],
+                    "bootstrap_mean": boot["bootstrap_mean"],
+                    "ci_low_percentile": boot["ci_low_percentile"],
+                    "ci_high_percentile": boot["ci_high_percentile"],
+                    "replicates": boot["replicates"],
+                    "method": "percentile interval shifted by the bootstrap bias (see analysis/coverage.py)",
+                }
+            ]
+        )
+        yield from _write(con, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval})
+
+
+@dg.multi_asset(
+    specs=[
+        _spec("occupation_model_scores", "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).", [key("staging", "stg_benchmarks__results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task")]),
+        _spec("model_score_differences", "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.", [key("marts", "dim_occupation")]),
+    ],
+    pool="warehouse",
+    name="model_scores",
+)
+def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    settings = load_settings()
+    with warehouse_db.connect() as con:
+        results = con.execute("select benchmark, model, prompt_id, score from staging.stg_benchmarks__results").df()
+        labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()
+        tasks = con.execute("select task_id, onet_soc_code from marts.dim_task").df()
+        titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df().set_index("onet_soc_code")["title"]
+        scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
+        differences = score_differences(scores, titles, top=20)
+        yield from _write(con, {"occupation_model_scores": scores, "model_score_differences": differences})
+
+
+WORKBANK_DEPS = [key("staging", "stg_workbank__worker_desires"), key("staging", "stg_workbank__expert_ratings"), *TASK_DEPS]
+
+
+@dg.multi_asset(
+    specs=[
+        _spec("workbank_task_zones", "Per WORKBank task: mean desire and capability, zone at 3.0, modal Human Agency Scale levels, coverage.", WORKBANK_DEPS),
+        _spec("workbank_agency_table", "Worker (rows) vs expert (columns) modal Human Agency Scale, 5x5 task counts.", WORKBANK_DEPS),
+        _spec("coverage_by_zone", "Benchmark coverage of each WORKBank zone.", WORKBANK_DEPS),
+        _spec("unbenchmarked_green_light", "Green Light tasks no benchmark covers, ranked by US work hours.", WORKBANK_DEPS),
+    ],
+    pool="warehouse",
+    name="workbank_audit",
+)
+def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    with warehouse_db.connect() as con:
+        workers = con.execute("select task_id, automation_desire, human_agency_scale from staging.stg_workbank__worker_desires").df()
+        experts = con.execute("select task_id, automation_capacity, human_agency_scale from staging.stg_workbank__expert_ratings").df()
+        tasks = _tasks(con)
+        zones, ties = task_zones(workers, experts)
+        zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
+        zones["covered"] = zones["covered"].fillna(False).astype(bool)
+        zones["n_prompts"] = zones["n_prompts"].fillna(0).astype("int64")
+        columns = ["task_id", "onet_soc_code", "mean_desire", "mean_capability", "zone", "n_workers", "n_experts", "modal_has_worker", "modal_has_expert", "n_prompts", "covered"]
+        zone_table = zones[columns + ["hours", "task", "occupation_title"]]
+        green = unbenchmarked_green_light(zone_table)[["task_id", "onet_soc_code", "occupation_title", "task", "mean_desire", "mean_capability", "hours", "n_prompts"]]
+        context.log.info(f"modal Human Agency Scale ties: {ties}")
+        yield from _write(
+            con,
+            {
+                "workbank_task_zones": zone_table,
+                "workbank_agency_table": agency_table(zones),
+                "coverage_by_zone": coverage_by_zone(zone_table),
+                "unbenchmarked_green_light": green,
+            },
+        )
+
+
+@dg.asset(
+    key=[SCHEMA, "uncovered_by_telework"],
+    deps=[*TASK_DEPS, key("staging", "stg_onet__telework")],
+    pool="warehouse",
+    description="Uncovered US work time split by Dingel-Neiman teleworkability (matching described in analysis/telework.py).",
+    **COMMON,
+)
+def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        tasks = _tasks(con)
+        telework = con.execute("select onet_soc_code, teleworkable from staging.stg_onet__telework").df()
+        table, matching = telework_split(tasks, telework)
+        warehouse.replace_table(con, SCHEMA, "uncovered_by_telework", table)
+    return dg.MaterializeResult(metadata={**table_metadata(table), "matching": dg.MetadataValue.json(matching)})
+
+
+analysis_assets = [coverage_regression, importance_regression, coverage_sensitivity_assets, model_scores, workbank_audit, uncovered_by_telework]
+__all__ = ["analysis_assets"]
