@@ -101,3 +101,26 @@ def test_task_zones_and_tables():
     assert by_zone.loc["Green Light", "n_tasks"] == 1 and by_zone.loc["Red Light", "n_covered"] == 1
     green = unbenchmarked_green_light(zones)
     assert green["task_id"].tolist() == [1]
+
+
+def test_user_audit_reading_and_table(tmp_path):
+    from workbank_dagster.analysis.audit import audit_table, read_audit
+    from workbank_dagster.sources.validate import SourceFormatError
+
+    path = tmp_path / "acme.csv"
+    path.write_text("task_id,task,desire,capability\n21670,,4,4\n,Answer customer calls,2,4.5\n")
+    frame = read_audit(path)
+    tasks = pd.DataFrame({"task_id": [21670, 2587], "task": ["Modify software", "Review policies"], "onet_soc_code": ["15-1252.00", "43-4051.00"], "n_prompts": [7, 0], "covered": [True, False]})
+    matches = pd.DataFrame({"row": [3], "task_id": [2587], "match_score": [0.61]})
+    table = audit_table("acme", frame, matches, tasks, path)
+    assert table["matched_by"].tolist() == ["task_id", "embedded judge"]
+    assert table["zone"].tolist() == ["Green Light", "Red Light"] and table["unbenchmarked"].tolist() == [False, True]
+    path.write_text("task_id,task\n,\n")
+    with pytest.raises(SourceFormatError, match="acme.csv:2"):
+        read_audit(path)
+    path.write_text("task_id,desire\n99999999,3\n")
+    with pytest.raises(SourceFormatError, match="not an O\\*NET 29.3 task ID"):
+        audit_table("acme", read_audit(path), matches.iloc[0:0], tasks, path)
+    path.write_text("task_id,desire\n21670,7\n")
+    with pytest.raises(SourceFormatError, match="'desire'"):
+        read_audit(path)

@@ -1,5 +1,6 @@
-"""The `benchmarks` dynamic partitions definition (one partition per benchmarks/<slug>.jsonl)."""
+"""Dynamic partitions: `benchmarks` (one per benchmarks/<slug>.jsonl) and `audits` (one per audits/<slug>.csv)."""
 
 import dagster as dg
 
 benchmarks_partitions = dg.DynamicPartitionsDefinition(name="benchmarks")
+audits_partitions = dg.DynamicPartitionsDefinition(name="audits")

@@ -68,6 +68,37 @@ def get_refresh_job():
     return defs.resolve_job_def("benchmark_refresh")
 
 
+def get_audits_job():
+    from .definitions import defs
+
+    return defs.resolve_job_def("user_audits")
+
+
+def run_audits(instance) -> bool:
+    """Sync the `audits` partitions with the audits folder and materialize them all in one run."""
+    import dagster as dg
+
+    from .analysis.audit_assets import audit_files
+
+    current = audit_files()
+    existing = set(instance.get_dynamic_partitions("audits"))
+    if set(current) - existing:
+        instance.add_dynamic_partitions("audits", sorted(set(current) - existing))
+    for key in existing - set(current):
+        instance.delete_dynamic_partition("audits", key)
+    keys = instance.get_dynamic_partitions("audits")
+    if not keys:
+        return True
+    result = dg.execute_job(
+        dg.reconstructable(get_audits_job),
+        instance=instance,
+        tags={"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1], "workbank/trigger": "make run"},
+        run_config={"execution": {"config": {"in_process": {}}}},
+    )
+    print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
+    return result.success
+
+
 def run_all() -> int:
     import dagster as dg
 
@@ -91,6 +122,8 @@ def run_all() -> int:
         run_config={"execution": {"config": {"in_process": {}}}},
     )
     settings = load_settings()
+    if result.success and not run_audits(instance):
+        return 1
     if result.success:
         print(f"run {result.run_id} succeeded; outputs in {settings.output_dir}")
         headline = settings.output_dir / "headline.json"

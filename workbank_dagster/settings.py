@@ -65,6 +65,7 @@ class Settings:
     judgement_cache_path: Path
     output_dir: Path
     download_dir: Path
+    audits_dir: Path
     # METHOD.md §4: a task is covered when n_prompts >= coverage_threshold.
     coverage_threshold: int = 5
     sensitivity_thresholds: tuple[int, ...] = (1, 3, 5, 10)
@@ -152,6 +153,7 @@ def load_settings() -> Settings:
         ),
         output_dir=_path(env.get("WORKBANK_OUTPUT_DIR"), data_dir / "outputs"),
         download_dir=_path(env.get("WORKBANK_DOWNLOAD_DIR"), data_dir / "downloads"),
+        audits_dir=_path(env.get("WORKBANK_AUDITS_DIR"), REPO_ROOT / "audits"),
         coverage_threshold=_int("WORKBANK_COVERAGE_THRESHOLD", 5),
         active_labeler=env.get("WORKBANK_ACTIVE_LABELER") or EMBEDDED_LABELER,
         llm_model=env.get("WORKBANK_LLM_MODEL") or "gpt-4o-mini",

@@ -128,10 +128,13 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
         yield from _write(con, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval})
 
 
+SCORE_DEPS = [key("staging", "stg_benchmarks__results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]
+
+
 @dg.multi_asset(
     specs=[
-        _spec("occupation_model_scores", "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).", [key("staging", "stg_benchmarks__results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task")]),
-        _spec("model_score_differences", "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.", [key("marts", "dim_occupation")]),
+        _spec("occupation_model_scores", "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).", SCORE_DEPS),
+        _spec("model_score_differences", "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.", SCORE_DEPS),
     ],
     pool="warehouse",
     name="model_scores",

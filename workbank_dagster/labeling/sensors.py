@@ -19,18 +19,24 @@ from ..sources.validate import file_sha256
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
 # `make run`, the sensor or the schedule.
 LLM_ASSETS = dg.AssetSelection.keys(["labeling", "llm_labels"], ["labeling", "llm_judgements"])
-REFRESH_SELECTION = dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream() - LLM_ASSETS
+# User audits have partitions of their own (`audits`), so they run in their own job (user_audits).
+AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"])
+REFRESH_SELECTION = (
+    dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream() - LLM_ASSETS - AUDIT_ASSETS
+).required_multi_asset_neighbors()
 benchmark_refresh_job = dg.define_asset_job(
     "benchmark_refresh",
     selection=REFRESH_SELECTION,
     description="One benchmark partition through prompts, results and labels, then every mart and report that depends on them.",
 )
 all_assets_job = dg.define_asset_job(
-    "all_assets", selection=dg.AssetSelection.all() - LLM_ASSETS, description="Everything but the LLM judge: sources, embedded labels, dbt, report."
+    "all_assets",
+    selection=dg.AssetSelection.all() - LLM_ASSETS - AUDIT_ASSETS,
+    description="Everything but the LLM judge and user audits: sources, embedded labels, dbt, analysis, report.",
 )
 llm_labeling_job = dg.define_asset_job(
     "llm_labeling",
-    selection=LLM_ASSETS | LLM_ASSETS.downstream(),
+    selection=(LLM_ASSETS | LLM_ASSETS.downstream()) - AUDIT_ASSETS,
     description="The LLM judge over the selected benchmark partitions (needs an API key), then validation and everything downstream.",
 )
 

@@ -1,0 +1,95 @@
+"""A user's own audit as a partitioned asset (one partition per audits/<slug>.csv), its job and sensor."""
+
+import json
+
+import dagster as dg
+import pandas as pd
+
+from .. import warehouse
+from ..labeling.assets import embedded_judge, embeddings_service, load_task_index, retrieval_options
+from ..labeling.labels import retrieve
+from ..partitions import audits_partitions
+from ..resources import WarehouseResource
+from ..settings import load_settings
+from ..sources.assets import table_metadata
+from ..sources.benchmarks import SLUG_PATTERN, check_slug, prompt_hash
+from ..sources.validate import file_sha256
+from .audit import audit_table, read_audit
+
+
+def audit_files() -> dict[str, str]:
+    folder = load_settings().audits_dir
+    if not folder.is_dir():
+        return {}
+    return {p.stem: file_sha256(p) for p in sorted(folder.glob("*.csv")) if SLUG_PATTERN.match(p.stem)}
+
+
+def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource) -> pd.DataFrame:
+    """The embedded judge's top task for each free-text row (row, task_id, match_score)."""
+    free = frame[frame["task_id"].isna()]
+    if free.empty:
+        return pd.DataFrame(columns=["row", "task_id", "match_score"])
+    settings = load_settings()
+    embeddings = embeddings_service()
+    index = load_task_index(warehouse_db, embeddings)
+    prompts = pd.DataFrame(
+        {"benchmark": "audit", "prompt_id": free["row"].astype(str), "prompt": free["input_task"].astype(str), "prompt_hash": [prompt_hash(t) for t in free["input_task"]]}
+    )
+    retrieved = retrieve(prompts, index, embeddings, **retrieval_options(settings))
+    chosen = embedded_judge(settings).select(retrieved.candidates, index)
+    rows = [(int(pid), labels[0][0], labels[0][1]) for pid, labels in zip(retrieved.prompts["prompt_id"], chosen) if labels]
+    return pd.DataFrame(rows, columns=["row", "task_id", "match_score"])
+
+
+@dg.asset(
+    key=["analysis", "user_audit"],
+    deps=[dg.AssetKey(["marts", "dim_task"]), dg.AssetKey(["marts", "fct_task_coverage"]), dg.AssetKey(["labeling", "task_index"])],
+    partitions_def=audits_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    group_name="analysis",
+    kinds={"python", "duckdb"},
+    owners=["team:analysis"],
+    pool="warehouse",
+    description="An organisation's own tasks (audits/<slug>.csv: O*NET task IDs or free text mapped by the embedded "
+    "judge, optional desire and capability) with their zones, benchmark coverage and unbenchmarked tasks.",
+)
+def user_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+    tasks = warehouse_db.query(
+        "select d.task_id, d.task, d.onet_soc_code, c.n_prompts, c.covered from marts.dim_task d join marts.fct_task_coverage c using (task_id)"
+    )
+    written = {}
+    for key in context.partition_keys:
+        path = settings.audits_dir / f"{check_slug(key, 'audit partition')}.csv"
+        frame = read_audit(path)
+        table = audit_table(key, frame, match_free_text(frame, warehouse_db), tasks, path)
+        with warehouse_db.connect() as con:
+            warehouse.replace_rows(con, "analysis", "user_audit", table, {"audit": key})
+        written[key] = table
+    combined = pd.concat(written.values(), ignore_index=True)
+    return dg.MaterializeResult(
+        metadata={
+            **table_metadata(combined),
+            "unbenchmarked_tasks": int(combined["unbenchmarked"].sum()),
+            "zones": dg.MetadataValue.json({str(k): int(v) for k, v in combined["zone"].value_counts(dropna=False).items()}),
+        }
+    )
+
+
+user_audits_job = dg.define_asset_job("user_audits", selection=dg.AssetSelection.assets(user_audit), description="Every audit file's partition.")
+
+
+@dg.sensor(job=user_audits_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description="Adds and refreshes an audit partition when audits/<slug>.csv appears or changes.")
+def audit_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    previous = json.loads(context.cursor) if context.cursor else {}
+    current = audit_files()
+    existing = set(context.instance.get_dynamic_partitions(audits_partitions.name))
+    added = sorted(set(current) - existing)
+    removed = sorted(existing - set(current))
+    requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
+    dynamic = []
+    if added:
+        dynamic.append(audits_partitions.build_add_request(added))
+    if removed:
+        dynamic.append(audits_partitions.build_delete_request(removed))
+    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic, cursor=json.dumps(current, sort_keys=True))
