@@ -52,22 +52,12 @@ class ChatModelResource(dg.ConfigurableResource):
     max_labels: int = 5
 
     def llm_settings(self):
+        """The judge's settings: every field of LLMSettings this resource also has."""
+        from dataclasses import fields
+
         from .labeling.llm import LLMSettings
 
-        return LLMSettings(
-            model=self.model,
-            base_url=self.base_url,
-            api_key_env=self.api_key_env,
-            temperature=self.temperature,
-            timeout_s=self.timeout_s,
-            max_attempts=self.max_attempts,
-            concurrency=self.concurrency,
-            failure_budget=self.failure_budget,
-            spend_cap_usd=self.spend_cap_usd,
-            input_usd_per_mtok=self.input_usd_per_mtok,
-            output_usd_per_mtok=self.output_usd_per_mtok,
-            max_labels=self.max_labels,
-        )
+        return LLMSettings(**{f.name: getattr(self, f.name) for f in fields(LLMSettings) if f.name in type(self).model_fields})
 
 
 def default_chat_model() -> ChatModelResource:

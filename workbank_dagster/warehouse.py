@@ -71,20 +71,27 @@ def _select_typed(frame: pd.DataFrame, view: str) -> str:
     return f"SELECT {columns} FROM {quote(view)}"
 
 
-def replace_table(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> int:
-    """Replace a whole table in one transaction; readers never see it half-written."""
+@contextlib.contextmanager
+def _incoming(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> Iterator[str]:
+    """The frame registered as a view, inside one transaction that rolls back on any error."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
     view = f"_incoming_{table}"
     con.register(view, frame)
     try:
         con.execute("BEGIN TRANSACTION")
-        con.execute(f"CREATE OR REPLACE TABLE {quote(schema)}.{quote(table)} AS {_select_typed(frame, view)}")
+        yield view
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
     finally:
         con.unregister(view)
+
+
+def replace_table(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> int:
+    """Replace a whole table in one transaction; readers never see it half-written."""
+    with _incoming(con, schema, table, frame) as view:
+        con.execute(f"CREATE OR REPLACE TABLE {quote(schema)}.{quote(table)} AS {_select_typed(frame, view)}")
     return len(frame)
 
 
@@ -102,9 +109,6 @@ def replace_rows(
     columns on first use; a frame whose columns differ from the table's is an error, not a silent
     reshape.
     """
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
-    view = f"_incoming_{table}"
-    con.register(view, frame)
     target = f"{quote(schema)}.{quote(table)}"
     conditions = []
     params: list[object] = []
@@ -112,8 +116,7 @@ def replace_rows(
         values = [values] if isinstance(values, str) else list(values)
         conditions.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
         params.extend(values)
-    try:
-        con.execute("BEGIN TRANSACTION")
+    with _incoming(con, schema, table, frame) as view:
         con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS {_select_typed(frame, view)} LIMIT 0")
         existing = [row[0] for row in con.execute(f"DESCRIBE {target}").fetchall()]
         if existing != list(frame.columns):
@@ -121,12 +124,6 @@ def replace_rows(
         if conditions:
             con.execute(f"DELETE FROM {target} WHERE {' AND '.join(conditions)}", params)
         con.execute(f"INSERT INTO {target} {_select_typed(frame, view)}")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        con.unregister(view)
     return len(frame)
 
 

@@ -47,14 +47,19 @@ def _write_partitions(context, warehouse_db, table, keys, load):
     return written, combined
 
 
+PARTITIONED_SOURCE = {
+    "partitions_def": benchmarks_partitions,
+    "backfill_policy": dg.BackfillPolicy.single_run(),
+    "group_name": "sources",
+    "kinds": {"duckdb", "python"},
+    "owners": ["team:data-engineering"],
+    "pool": "warehouse",
+}
+
+
 @dg.asset(
     key=[RAW_SCHEMA, PROMPTS_TABLE],
-    partitions_def=benchmarks_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="sources",
-    kinds={"duckdb", "python"},
-    owners=["team:data-engineering"],
-    pool="warehouse",
+    **PARTITIONED_SOURCE,
     description="Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
     "Every malformed line is rejected with its file and line.",
 )
@@ -82,12 +87,7 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
 
 @dg.asset(
     key=[RAW_SCHEMA, RESULTS_TABLE],
-    partitions_def=benchmarks_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="sources",
-    kinds={"duckdb", "python"},
-    owners=["team:data-engineering"],
-    pool="warehouse",
+    **PARTITIONED_SOURCE,
     description="Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
     "extra columns as JSON. A benchmark without published results has no rows.",
 )
