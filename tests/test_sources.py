@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import shutil
-import zipfile
 from pathlib import Path
 
 import pandas as pd

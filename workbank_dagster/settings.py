@@ -8,7 +8,7 @@ repository beside ``shared/`` and may start processes from anywhere.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,6 @@ class Settings:
     n_candidate_occupations: int = 5
     candidates_per_occupation: int = 6
     candidates_nearest: int = 10
-    extra: dict = field(default_factory=dict)
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -124,8 +123,6 @@ class Settings:
         """Plain-JSON view for metadata and the report's methodology section."""
         out = {}
         for key, value in asdict(self).items():
-            if key == "extra":
-                continue
             out[key] = str(value) if isinstance(value, Path) else value
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..settings import EMBEDDED_LABELER
 from .retrieval import Candidates, TaskIndex
 
@@ -52,6 +50,3 @@ class EmbeddedJudge:
             "min_similarity": self.min_similarity,
         }
 
-
-def candidate_ids(candidates: Candidates, index: TaskIndex, row: int) -> np.ndarray:
-    return index.task_ids[candidates.task_positions[row]]

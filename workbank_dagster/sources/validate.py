@@ -12,7 +12,7 @@ import csv
 import hashlib
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -57,15 +57,6 @@ def file_sha256(path: Path) -> str:
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()
-
-
-def files_sha256(paths: Iterable[Path]) -> str:
-    """One hash for several files (order-independent, names included)."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(p) for p in paths):
-        digest.update(path.name.encode())
-        digest.update(file_sha256(path).encode())
     return digest.hexdigest()
 
 
