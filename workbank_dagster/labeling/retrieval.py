@@ -143,9 +143,11 @@ class TaskIndex:
             role_mask = has_role[start:stop]
             if role_mask.any():
                 role_title = _zscore(role_vectors[start:stop] @ self.title_vectors.T)
-                words = np.array(
-                    [[len(title_words(r) & t) / max(len(title_words(r) | t), 1) for t in self._title_words] if r else np.zeros(len(self.titles)) for r in roles[start:stop]]
-                )
+                words = np.zeros((len(vectors), len(self.titles)))
+                for row, role in enumerate(roles[start:stop]):
+                    if role:
+                        mine = title_words(role)
+                        words[row] = [len(mine & t) / max(len(mine | t), 1) for t in self._title_words]
                 score = score + role_mask[:, None] * (WEIGHTS["role"] * role_title + WEIGHTS["role_words"] * words)
             order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
             best_all.append(order)
