@@ -90,9 +90,8 @@ def test_marts_shape_and_invariants(pipeline_run):
 def test_every_dbt_check_passed(pipeline_run, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", pipeline_run["env"]["DAGSTER_HOME"])
     instance = dg.DagsterInstance.get()
-    records = instance.get_records_for_run(
-        run_id=instance.get_runs(limit=1)[0].run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
-    ).records
+    main_run = instance.get_runs(filters=dg.RunsFilter(job_name="all_assets"), limit=1)[0]
+    records = instance.get_records_for_run(run_id=main_run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records
     evaluations = [r.event_log_entry.dagster_event.event_specific_data for r in records]
     assert len(evaluations) >= 30
     failed = [e.check_name for e in evaluations if not e.passed]
