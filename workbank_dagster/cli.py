@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from .settings import REPO_ROOT
 
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
     args = parser.parse_args(argv)
     os.chdir(REPO_ROOT)
+    warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     from . import runner
 
     if args.command == "run":

@@ -245,10 +245,12 @@ class LLMJudge:
         todo, cached = self.pending(items)
         prompt_tokens = sum(estimate_prompt_tokens(build_request(item, self.settings)) for item in todo)
         completion_tokens = EXPECTED_COMPLETION_TOKENS * len(todo)
+        n_cached = sum(1 for item in items if item.key in cached)
         return {
             "labeler": self.labeler,
             "prompts": len(items),
-            "cached": len(items) - len(todo),
+            "cached": n_cached,
+            "duplicates": len(items) - n_cached - len(todo),  # same text and candidates: judged once
             "requests": len(todo),
             "estimated_prompt_tokens": prompt_tokens,
             "estimated_completion_tokens": completion_tokens,
