@@ -36,10 +36,23 @@ def embeddings_service() -> Embeddings:
     return Embeddings(store=store, embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size))
 
 
+_INDEX_MEMO: dict[tuple, TaskIndex] = {}
+
+
 def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
+    """The task index, built once per process for a given content of the task and occupation tables
+    (a run materializes several assets that search it)."""
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
-    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations")
-    return build_task_index(tasks, occupations, embeddings)
+    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
+    key = (
+        embeddings.embedder.model_name,
+        int(pd.util.hash_pandas_object(tasks, index=False).sum()),
+        int(pd.util.hash_pandas_object(occupations, index=False).sum()),
+    )
+    if key not in _INDEX_MEMO:
+        _INDEX_MEMO.clear()
+        _INDEX_MEMO[key] = build_task_index(tasks, occupations, embeddings)
+    return _INDEX_MEMO[key]
 
 
 def retrieval_options(settings) -> dict:

@@ -104,6 +104,6 @@ def read_benchmark_results(path: Path, slug: str) -> pd.DataFrame:
         position = int(wrong.to_numpy().nonzero()[0][0])
         raise SourceFormatError(path, "benchmark does not match the file name", line=position + 2, column="benchmark", expected=repr(slug), found=frame["benchmark"].iloc[position])
     extra_columns = [c for c in raw.columns if c not in RESULT_COLUMNS]
-    frame["extra"] = [json.dumps({c: row[c] for c in extra_columns}, sort_keys=True) for _, row in raw[extra_columns].iterrows()] if extra_columns else "{}"
+    frame["extra"] = [json.dumps(record, sort_keys=True) for record in raw[extra_columns].to_dict(orient="records")] if extra_columns else "{}"
     check_unique(frame, ["model", "prompt_id"], path, source=raw)
     return frame
