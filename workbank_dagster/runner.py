@@ -38,6 +38,18 @@ def dagster_home() -> Path:
     return home
 
 
+def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
+    """Make the dynamic partitions `name` exactly `keys`: add the new ones, delete the gone ones."""
+    existing = set(instance.get_dynamic_partitions(name))
+    added = sorted(set(keys) - existing)
+    removed = sorted(existing - set(keys))
+    if added:
+        instance.add_dynamic_partitions(name, added)
+    for key in removed:
+        instance.delete_dynamic_partition(name, key)
+    return added, removed
+
+
 def sync_partitions(instance) -> tuple[list[str], list[str]]:
     """Add a partition per benchmark file and drop partitions whose file is gone."""
     from .labeling.sensors import benchmark_fingerprints
@@ -46,14 +58,7 @@ def sync_partitions(instance) -> tuple[list[str], list[str]]:
     current, refused = benchmark_fingerprints()
     for name in refused:
         print(f"warning: ignored {name}: not a safe benchmark slug", file=sys.stderr)
-    existing = set(instance.get_dynamic_partitions(benchmarks_partitions.name))
-    added = sorted(set(current) - existing)
-    removed = sorted(existing - set(current))
-    if added:
-        instance.add_dynamic_partitions(benchmarks_partitions.name, added)
-    for key in removed:
-        instance.delete_dynamic_partition(benchmarks_partitions.name, key)
-    return added, removed
+    return sync_dynamic_partitions(instance, benchmarks_partitions.name, current)
 
 
 def get_all_assets_job():
@@ -80,12 +85,7 @@ def run_audits(instance) -> bool:
 
     from .analysis.audit_assets import audit_files
 
-    current = audit_files()
-    existing = set(instance.get_dynamic_partitions("audits"))
-    if set(current) - existing:
-        instance.add_dynamic_partitions("audits", sorted(set(current) - existing))
-    for key in existing - set(current):
-        instance.delete_dynamic_partition("audits", key)
+    sync_dynamic_partitions(instance, "audits", audit_files())
     keys = instance.get_dynamic_partitions("audits")
     if not keys:
         return True

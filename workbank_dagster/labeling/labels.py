@@ -99,11 +99,11 @@ def empty_labels() -> pd.DataFrame:
 
 def label_rows(retrieved: Retrieved, chosen: list[list[tuple[int, float]]], labeler: str, statuses: list[tuple[str, str]] | None = None):
     """Label rows and judgement records from a judge's choices (one list per readable prompt)."""
-    label_rows, judgements = [], []
+    rows, judgements = [], []
     for i, row in enumerate(retrieved.prompts.itertuples(index=False)):
         labels = chosen[i]
         for rank, (task_id, score) in enumerate(labels, start=1):
-            label_rows.append((row.benchmark, row.prompt_id, task_id, rank, score, labeler, row.prompt_hash))
+            rows.append((row.benchmark, row.prompt_id, task_id, rank, score, labeler, row.prompt_hash))
         if statuses is not None:
             status, reason = statuses[i]
         else:
@@ -111,7 +111,7 @@ def label_rows(retrieved: Retrieved, chosen: list[list[tuple[int, float]]], labe
         judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, status, reason, len(labels), retrieved.chunk_counts[i]))
     for row in retrieved.unreadable.itertuples(index=False):
         judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, "unlabeled", row.reason, 0, 0))
-    labels = pd.DataFrame(label_rows, columns=LABEL_COLUMNS) if label_rows else empty_labels()
+    labels = pd.DataFrame(rows, columns=LABEL_COLUMNS) if rows else empty_labels()
     labels = labels.astype({"task_id": "Int64", "rank": "Int64", "score": "Float64"})
     judged = pd.DataFrame(judgements, columns=JUDGEMENT_COLUMNS).astype({"n_labels": "Int64", "n_chunks": "Int64"})
     return labels, judged

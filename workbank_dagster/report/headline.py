@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from ..settings import Settings
+from ..warehouse import table_exists
 
 
 def headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict:
@@ -44,22 +45,16 @@ def headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict
     }
 
 
-def _table_exists(con, schema: str, table: str) -> bool:
-    return bool(
-        con.execute("select count(*) from information_schema.tables where table_schema = ? and table_name = ?", [schema, table]).fetchone()[0]
-    )
-
-
 def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
     """Each number from one analysis table (its asset is named in the key's source below)."""
     out = {}
     for table, prefix in (("coverage_logit_ratio", "exposure_coverage_ratio"), ("importance_logit_ratio", "importance_top_bottom_ratio")):
-        if _table_exists(con, "analysis", table):
+        if table_exists(con, "analysis", table):
             estimate, low, high = con.execute(f"select estimate, ci_low, ci_high from analysis.{table}").fetchone()
             out.update({prefix: estimate, f"{prefix}_ci_low": low, f"{prefix}_ci_high": high})
-    if _table_exists(con, "analysis", "importance_logit_ratio"):
+    if table_exists(con, "analysis", "importance_logit_ratio"):
         out["importance_logit_occupations_dropped"] = con.execute("select occupations_dropped from analysis.importance_logit_ratio").fetchone()[0]
-    if _table_exists(con, "analysis", "work_time_uncovered_interval"):
+    if table_exists(con, "analysis", "work_time_uncovered_interval"):
         low, high = con.execute("select ci_low, ci_high from analysis.work_time_uncovered_interval").fetchone()
         out.update({"work_time_share_uncovered_ci_low": low, "work_time_share_uncovered_ci_high": high})
     return out
@@ -67,11 +62,8 @@ def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
 
 def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
     """The active labeler's accuracy on the benchmark authors' development labels (None if unscored)."""
-    exists = con.execute(
-        "select count(*) from information_schema.tables where table_schema = 'labeling' and table_name = 'judge_validation'"
-    ).fetchone()[0]
     values = {}
-    if exists:
+    if table_exists(con, "labeling", "judge_validation"):
         values = dict(
             con.execute(
                 "select level, value from labeling.judge_validation where labeler = ? and yardstick = 'labels_dev' and metric = 'accuracy'",
