@@ -129,3 +129,21 @@ def test_importance_logit_drops_perfectly_predicted_occupations():
     top = fit.adjusted.query("quintile == 5")["p"].mean()
     bottom = fit.adjusted.query("quintile == 1")["p"].mean()
     assert top > bottom and fit.ratio[1] < fit.ratio[0] < fit.ratio[2]
+
+
+def test_degenerate_samples_give_nans_not_a_failed_run():
+    """A small run (one benchmark) may cover no task, or leave no occupation with mixed coverage."""
+    tasks = pd.DataFrame(
+        {
+            "task_id": range(40),
+            "onet_soc_code": [f"{11 + i % 4}-10{i % 8}1.00" for i in range(40)],
+            "exposed": [i % 2 == 0 for i in range(40)],
+            "importance": [1 + (i % 5) for i in range(40)],
+            "wage_bill": [1e9 * (1 + i % 7) for i in range(40)],
+            "covered": False,
+        }
+    )
+    fit = coverage_logit(tasks)
+    assert fit.n_obs == 40 and all(np.isnan(fit.ratio)) and fit.curve["p"].isna().all() and len(fit.curve) == 100
+    imp = importance_logit(tasks)
+    assert imp.occupations_kept == 0 and imp.occupations_dropped == 8 and all(np.isnan(imp.ratio)) and len(imp.adjusted) == 10

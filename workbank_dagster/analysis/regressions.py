@@ -71,9 +71,18 @@ def coverage_logit(tasks: pd.DataFrame, *, cluster_level: str = "major", grid_po
     dropped = len(tasks) - len(usable)
     X = pd.DataFrame({"const": 1.0, "exposed": usable["exposed"].astype(float).to_numpy(), "log_wage_bill": np.log(usable["wage_bill"].astype(float).to_numpy())})
     groups = cluster_codes(usable["onet_soc_code"], cluster_level).to_numpy()
+    n_clusters = int(pd.Series(groups).nunique())
+    if usable["covered"].nunique() < 2 or usable["exposed"].nunique() < 2:
+        # Nothing to estimate (e.g. no task covered in a small run): NaNs, not a failed run.
+        nan = float("nan")
+        coefs = pd.DataFrame({"term": X.columns, "estimate": nan, "std_error": nan, "z": nan, "p_value": nan, "n_obs": len(usable), "n_clusters": n_clusters})
+        grid = np.linspace(X["log_wage_bill"].min(), X["log_wage_bill"].max(), grid_points) if len(X) else np.array([])
+        curve = pd.concat(
+            [pd.DataFrame({"exposed": e, "log_wage_bill": grid, "p": nan, "ci_low": nan, "ci_high": nan}) for e in (False, True)], ignore_index=True
+        )
+        return CoverageLogit(coefs, curve, (nan, nan, nan), len(usable), n_clusters, dropped)
     result = fit_clustered_logit(usable["covered"].astype(float).to_numpy(), X, groups)
     params, cov = np.asarray(result.params), np.asarray(result.cov_params())
-    n_clusters = int(pd.Series(groups).nunique())
     coefs = pd.DataFrame(
         {
             "term": X.columns,
@@ -136,6 +145,15 @@ def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> Im
     dropped = int(len(by_occupation) - len(varying))
     data = data[data["onet_soc_code"].isin(varying)].reset_index(drop=True)
     occupations = sorted(varying)
+    if len(occupations) == 0 or data["exposed"].nunique() < 2:
+        # A small run (a benchmark or two) can leave no occupation with both covered and uncovered
+        # tasks: nothing is estimable. Say so with NaNs instead of failing the whole run.
+        nan = float("nan")
+        adjusted = pd.DataFrame(
+            [(q, e, nan, nan, nan, len(data)) for q in range(1, 6) for e in (False, True)],
+            columns=["quintile", "exposed", "p", "ci_low", "ci_high", "n_obs"],
+        )
+        return ImportanceLogit(adjusted, (nan, nan, nan), len(data), dropped, len(occupations))
     quintile_dummies = pd.get_dummies(data["quintile"], prefix="q", dtype=float).reindex(columns=[f"q_{i}" for i in range(2, 6)], fill_value=0.0)
     occupation_dummies = pd.get_dummies(pd.Categorical(data["onet_soc_code"], categories=occupations), dtype=float)
     X = pd.concat([data[["exposed"]].astype(float), quintile_dummies, occupation_dummies], axis=1)
