@@ -21,21 +21,27 @@ from ..sources.validate import file_sha256
 LLM_ASSETS = dg.AssetSelection.keys(["labeling", "llm_labels"], ["labeling", "llm_judgements"])
 # User audits have partitions of their own (`audits`), so they run in their own job (user_audits).
 AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"])
+# Runs from the UI, the sensor and the schedule default to one process, like `make run`: the model
+# loads once per run and no step pays a process start-up. Run config can still pick `multiprocess`.
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 REFRESH_SELECTION = (
     dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream() - LLM_ASSETS - AUDIT_ASSETS
 ).required_multi_asset_neighbors()
 benchmark_refresh_job = dg.define_asset_job(
     "benchmark_refresh",
+    config=IN_PROCESS,
     selection=REFRESH_SELECTION,
     description="One benchmark partition through prompts, results and labels, then every mart and report that depends on them.",
 )
 all_assets_job = dg.define_asset_job(
     "all_assets",
+    config=IN_PROCESS,
     selection=dg.AssetSelection.all() - LLM_ASSETS - AUDIT_ASSETS,
     description="Everything but the LLM judge and user audits: sources, embedded labels, dbt, analysis, report.",
 )
 llm_labeling_job = dg.define_asset_job(
     "llm_labeling",
+    config=IN_PROCESS,
     selection=(LLM_ASSETS | LLM_ASSETS.downstream()) - AUDIT_ASSETS,
     description="The LLM judge over the selected benchmark partitions (needs an API key), then validation and everything downstream.",
 )
