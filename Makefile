@@ -9,7 +9,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env run test ui docs bench clean
+.PHONY: env run test ui docs bench clean browser-deps
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
@@ -23,8 +23,16 @@ env: $(STAMP)
 run: $(STAMP)
 	$(PY) -m workbank_dagster.cli run
 
-test: $(STAMP)
+test: $(STAMP) browser-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The report's browser test drives Debian's Chromium through its ChromeDriver (never a downloaded browser).
+browser-deps:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	command -v apt-get >/dev/null || { echo "need Debian packages chromium and chromium-driver"; exit 1; }; \
+	SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get install -y -q chromium chromium-driver >/dev/null || \
+	{ $$SUDO apt-get update -q >/dev/null && $$SUDO apt-get install -y -q chromium chromium-driver >/dev/null; }
 
 bench: $(STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
@@ -32,6 +40,11 @@ bench: $(STAMP)
 ui: $(STAMP)
 	$(PY) -m workbank_dagster.cli home
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p $${PORT:-3000}
+
+# dbt's own docs site for the warehouse `make run` built, on http://127.0.0.1:8080 (PORT=…).
+docs: $(STAMP)
+	cd dbt_project && WORKBANK_DUCKDB_PATH=$(CURDIR)/data/warehouse.duckdb ../$(VENV)/bin/dbt docs generate --profiles-dir . --target-path target/docs
+	cd dbt_project && ../$(VENV)/bin/dbt docs serve --profiles-dir . --target-path target/docs --host 127.0.0.1 --port $${PORT:-8080} --no-browser
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs

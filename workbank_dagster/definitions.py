@@ -8,7 +8,7 @@ from .analysis.audit_assets import audit_files_sensor, user_audit, user_audits_j
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, task_index
 from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, llm_labeling_job, weekly_refresh
 from .labeling.validation_asset import judge_validation
-from .report.assets import headline
+from .report.assets import report_assets
 from .resources import default_chat_model, default_warehouse
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
@@ -16,7 +16,7 @@ from .transform.assets import dbt_models
 from .transform.project import dbt_executable, dbt_project
 
 defs = dg.Definitions(
-    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, headline],
+    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, *report_assets],
     jobs=[all_assets_job, benchmark_refresh_job, llm_labeling_job, user_audits_job],
     sensors=[benchmark_files_sensor, audit_files_sensor],
     schedules=[weekly_refresh],

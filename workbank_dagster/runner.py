@@ -129,6 +129,9 @@ def run_all() -> int:
         headline = settings.output_dir / "headline.json"
         if headline.exists():
             print(headline.read_text())
+        report = settings.output_dir / "report" / "index.html"
+        if report.exists():
+            print(f"report: {report.resolve().as_uri()}")
         return 0
     print(f"run {result.run_id} failed", file=sys.stderr)
     for event in result.all_events:

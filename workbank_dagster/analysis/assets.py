@@ -7,6 +7,7 @@ from .. import warehouse
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from ..sources.assets import table_metadata
+from .columns import column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
@@ -40,7 +41,16 @@ def _spec(name: str, description: str, deps) -> dg.AssetSpec:
 def _write(con, tables: dict[str, pd.DataFrame]):
     for name, frame in tables.items():
         warehouse.replace_table(con, SCHEMA, name, frame)
-        yield dg.MaterializeResult(asset_key=[SCHEMA, name], metadata=table_metadata(frame))
+        yield dg.MaterializeResult(asset_key=[SCHEMA, name], metadata=analysis_table_metadata(name, frame))
+
+
+def analysis_table_metadata(name: str, frame: pd.DataFrame) -> dict:
+    """Row count, preview, and a column schema whose columns say what they mean (analysis/columns.py)."""
+    metadata = table_metadata(frame)
+    metadata["dagster/column_schema"] = dg.TableSchema(
+        columns=[dg.TableColumn(str(c), str(frame[c].dtype), description=column_description(name, str(c)) or None) for c in frame.columns]
+    )
+    return metadata
 
 
 def _tasks(con) -> pd.DataFrame:

@@ -1,48 +1,207 @@
-"""Report assets: headline.json (and, later, the HTML report)."""
+"""Report assets: headline.json, the table exports, the data dictionary, the HTML report.
+
+Thin wrappers: the numbers come from headline.py and tables.py, the drawing from figures.py and
+static_figures.py, the page from page.py, the files from exports.py.
+"""
 
 
 import json
+import os
+from pathlib import Path
 
 import dagster as dg
+import pandas as pd
+from dagster_dbt import DbtCliResource
 
+from ..analysis.assets import analysis_assets
 from ..resources import WarehouseResource
 from ..settings import load_settings
+from ..sources.registry import SOURCES
+from ..sources.validate import file_sha256
+from ..transform.assets import dbt_models
+from ..transform.project import dbt_project
+from .attribution import benchmark_sources, reference_sources
+from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, fingerprint, unchanged, write_json_atomic, write_text_atomic
 from .headline import headline_numbers
+from .page import render_report
+from .static_figures import available_figures, write_static_figures
+from .tables import report_frames
 
-ANALYSIS_DEPS = [
-    dg.AssetKey(["analysis", name])
-    for name in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval")
+COMMON = {"group_name": "report", "owners": ["team:analysis"], "pool": "warehouse"}
+
+ANALYSIS_KEYS = sorted({key for asset in analysis_assets for key in asset.keys}, key=lambda k: k.to_user_string())
+MART_KEYS = sorted((key for key in dbt_models.keys if key.path[0] == "marts"), key=lambda k: k.to_user_string())
+HEADLINE_DEPS = [
+    dg.AssetKey(["labeling", "judge_validation"]),
+    *[dg.AssetKey(["analysis", n]) for n in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval")],
+    *MART_KEYS,
 ]
-MART_DEPS = [dg.AssetKey(["labeling", "judge_validation"]), *ANALYSIS_DEPS] + [
-    dg.AssetKey(["marts", name])
-    for name in (
-        "dim_task",
-        "dim_occupation",
-        "fct_prompt_task_labels",
-        "fct_task_coverage",
-        "fct_occupation_coverage",
-        "fct_family_coverage",
-        "fct_work_time_coverage",
-    )
-]
+HEADLINE = dg.AssetKey(["report", "headline"])
+EXPORTS = dg.AssetKey(["report", "table_exports"])
+DICTIONARY = dg.AssetKey(["report", "data_dictionary"])
 
 
-@dg.asset(
-    key=["report", "headline"],
-    deps=MART_DEPS,
-    group_name="report",
-    kinds={"json"},
-    owners=["team:analysis"],
-    pool="warehouse",
-    description="data/outputs/headline.json: the numbers the report leads with, from the marts.",
-)
+def _asset_descriptions() -> dict[str, str]:
+    out = {}
+    for asset in analysis_assets:
+        for spec in asset.specs:
+            out[".".join(spec.key.path)] = spec.description or ""
+    return out
+
+
+@dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, kinds={"json"}, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **COMMON)
 def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     settings = load_settings()
     with warehouse_db.connect() as con:
         numbers = headline_numbers(con, settings)
-    settings.output_dir.mkdir(parents=True, exist_ok=True)
-    path = settings.output_dir / "headline.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(numbers, indent=2, sort_keys=False) + "\n")
-    tmp.replace(path)
-    return dg.MaterializeResult(metadata={"path": str(path), "headline": dg.MetadataValue.json(numbers)})
+    # Key order is the reading order of the numbers (not sorted).
+    path = write_text_atomic(settings.output_dir / "headline.json", json.dumps(numbers, indent=2) + "\n")
+    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)), "headline": dg.MetadataValue.json(numbers)})
+
+
+@dg.asset(
+    key=EXPORTS,
+    deps=[*MART_KEYS, *ANALYSIS_KEYS],
+    kinds={"parquet", "csv"},
+    description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv.",
+    **COMMON,
+)
+def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    folder = load_settings().output_dir / "tables"
+    with warehouse_db.connect() as con:
+        written = export_tables(con, folder)
+    write_json_atomic(folder / "exports.json", written.to_dict("records"))
+    return dg.MaterializeResult(
+        metadata={
+            "folder": dg.MetadataValue.path(str(folder)),
+            "n_tables": len(written),
+            "dagster/row_count": int(written["rows"].sum()) if len(written) else 0,
+            "tables": dg.MetadataValue.md(written[["table", "rows"]].to_markdown(index=False) if len(written) else "(none)"),
+        }
+    )
+
+
+def _dbt_docs(dbt: DbtCliResource, warehouse_path: Path, target: Path) -> tuple[dict, dict, Path | None]:
+    """`dbt docs generate --static` into `target`: its manifest, catalog, and the one-file docs site."""
+    settings = load_settings()
+    os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    args = ["docs", "generate", "--static", "--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
+    invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
+    invocation.wait()
+    manifest = json.loads((target / "manifest.json").read_text())
+    catalog = json.loads((target / "catalog.json").read_text())
+    static = target / "static_index.html"
+    return manifest, catalog, static if static.exists() else None
+
+
+@dg.asset(
+    key=DICTIONARY,
+    deps=[EXPORTS],
+    kinds={"dbt", "markdown"},
+    description="data/outputs/tables/DATA_DICTIONARY.md (+ .csv, + dbt_docs.html): every exported table and column, from `dbt docs generate`.",
+    **COMMON,
+)
+def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+    folder = settings.output_dir / "tables"
+    with warehouse_db.connect() as con:
+        types = column_types(con)
+    listing = folder / "exports.json"
+    exports = pd.DataFrame(json.loads(listing.read_text())) if listing.exists() else pd.DataFrame({"table": list(types), "rows": [None] * len(types)})
+    outputs = [folder / "DATA_DICTIONARY.md", folder / "data_dictionary.csv"]
+    # The dictionary depends on the dbt project, the tables' columns and their row counts, not on
+    # their values: with those unchanged, the last `dbt docs generate` (seconds) still holds.
+    key = fingerprint(dbt_project.manifest_path, types, exports, settings.dbt_vars, _asset_descriptions(), Path(__file__).with_name("exports.py"))
+    stamp = settings.data_dir / "dbt_docs" / "dictionary.sha256"
+    rebuilt = not unchanged(stamp, key, *outputs)
+    if rebuilt:
+        manifest, catalog, static = _dbt_docs(dbt, Path(warehouse_db.path), settings.data_dir / "dbt_docs")
+        markdown, records = data_dictionary(types, dbt_descriptions(manifest, catalog), _asset_descriptions(), exports)
+        write_text_atomic(outputs[0], markdown)
+        write_text_atomic(outputs[1], pd.DataFrame(records).to_csv(index=False))
+        if static is not None:
+            write_text_atomic(folder / "dbt_docs.html", static.read_text(encoding="utf-8"))
+        write_text_atomic(stamp, key + "\n")
+    records = pd.read_csv(outputs[1], keep_default_na=False)
+    undocumented = sorted(set(records.loc[records["description"] == "", "table"]))
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(outputs[0])),
+            "n_tables": len(types),
+            "n_columns": len(records),
+            "rebuilt": rebuilt,
+            "tables_with_undocumented_columns": dg.MetadataValue.json(undocumented),
+        }
+    )
+
+
+def data_versions(settings) -> pd.DataFrame:
+    """Path, size and SHA-256 of every file the run read (reference sources, benchmarks, results)."""
+    root = settings.resolved_source_dir
+    paths = [root / s.path for s in SOURCES]
+    paths += sorted(settings.benchmarks_dir.glob("*.jsonl")) if settings.benchmarks_dir.is_dir() else []
+    paths += sorted(settings.results_dir.glob("*.csv")) if settings.results_dir.is_dir() else []
+    rows = [{"file": str(p.relative_to(root)), "bytes": p.stat().st_size, "sha256": file_sha256(p)} for p in paths if p.is_file()]
+    return pd.DataFrame(rows, columns=["file", "bytes", "sha256"])
+
+
+DOWNLOADS = [
+    ("../tables/DATA_DICTIONARY.md", "Data dictionary (Markdown)"),
+    ("../tables/data_dictionary.csv", "Data dictionary (CSV)"),
+    ("../tables/dbt_docs.html", "dbt docs (one file; `make docs` serves the same)"),
+    ("../headline.json", "headline.json"),
+]
+
+
+@dg.asset(
+    key=["report", "html_report"],
+    deps=[HEADLINE, EXPORTS, DICTIONARY, *ANALYSIS_KEYS],
+    kinds={"html", "plotly"},
+    description="data/outputs/report/index.html (self-contained, works from disk) and an SVG of each figure in report/figures/.",
+    **COMMON,
+)
+def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+    folder = settings.output_dir / "report"
+    headline_path = settings.output_dir / "headline.json"
+    with warehouse_db.connect() as con:
+        frames = report_frames(con)
+        numbers = json.loads(headline_path.read_text()) if headline_path.exists() else headline_numbers(con, settings)
+    tables_dir = settings.output_dir / "tables"
+    downloads = list(DOWNLOADS)
+    downloads += [(f"../tables/{p.name}", p.name) for p in sorted(tables_dir.glob("*.csv")) if p.name != "data_dictionary.csv"]
+    downloads += [(f"figures/{name}.svg", f"figure: {name}.svg") for name in available_figures(frames)]
+    slugs = frames["benchmarks"]["benchmark"].tolist() if len(frames["benchmarks"]) else []
+    inputs = (
+        frames,
+        numbers,
+        settings.describe(),
+        data_versions(settings),
+        reference_sources(),
+        benchmark_sources(settings.benchmarks_dir / "SOURCES.md", slugs),
+        downloads,
+    )
+    path = folder / "index.html"
+    # Drawing and rendering take seconds; with identical inputs and code the files would be identical.
+    key = fingerprint(*inputs[0].values(), *inputs[1:], *sorted(Path(__file__).parent.glob("*.py")))
+    stamp = folder / ".inputs.sha256"
+    rebuilt = not unchanged(stamp, key, path)
+    if rebuilt:
+        write_static_figures(frames, folder / "figures")
+        write_text_atomic(path, render_report(*inputs))
+        write_text_atomic(stamp, key + "\n")
+    svgs = sorted(str(p) for p in (folder / "figures").glob("*.svg"))
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            "url": dg.MetadataValue.url(path.resolve().as_uri()),
+            "bytes": path.stat().st_size,
+            "n_occupation_tiles": len(frames["occupations"]),
+            "rebuilt": rebuilt,
+            "figures": dg.MetadataValue.json(svgs),
+        }
+    )
+
+
+report_assets = [headline, table_exports, data_dictionary_asset, html_report]

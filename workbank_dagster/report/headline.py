@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import math
+
 import duckdb
 
 from ..settings import Settings
 from ..warehouse import table_exists
 
 
+def _json_safe(value):
+    """NaN (a quantity a small run cannot estimate) becomes null: headline.json stays valid JSON."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
 def headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict:
+    return {key: _json_safe(value) for key, value in _headline_numbers(con, settings).items()}
+
+
+def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dict:
     one = lambda sql, *params: con.execute(sql, list(params)).fetchone()[0]  # noqa: E731
     threshold = settings.coverage_threshold
     labeler = settings.active_labeler

@@ -1,0 +1,256 @@
+"""The report: pure pieces (treemap layout, escaping, attribution, dictionary), then the real files
+from the session's full run opened in headless Chromium, then hostile benchmark text end to end."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from browser import chromium, console_errors, missing
+from conftest import ARTIFACTS, run_pipeline, small_source_dir
+from workbank_dagster.report.attribution import benchmark_sources
+from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, fingerprint, unchanged
+from workbank_dagster.report.figures import map_nodes
+from workbank_dagster.report.page import html_table
+from workbank_dagster.report.static_figures import squarify
+
+HOSTILE_PROMPT = "Summarise <script>window.__pwned = 1;</script> the memo titled 'Q3'; DROP TABLE raw.benchmark_prompts; -- \"quoted\" & more"
+
+
+# --- pure pieces ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("values", [[6, 6, 4, 3, 2, 2, 1], [1], [5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [3, 3]])
+def test_squarify_tiles_the_box_in_proportion(values):
+    rects = squarify(values, 0, 0, 60, 40)
+    assert len(rects) == len(values)
+    total = sum(values)
+    for (x, y, w, h), v in zip(rects, values):
+        assert w > 0 and h > 0
+        assert -1e-9 <= x and x + w <= 60 + 1e-9 and -1e-9 <= y and y + h <= 40 + 1e-9
+        assert w * h == pytest.approx(v / total * 60 * 40)
+    assert sum(w * h for _, _, w, h in rects) == pytest.approx(60 * 40)
+    # No two tiles overlap.
+    for i, (x1, y1, w1, h1) in enumerate(rects):
+        for x2, y2, w2, h2 in rects[i + 1 :]:
+            overlap = max(0, min(x1 + w1, x2 + w2) - max(x1, x2)) * max(0, min(y1 + h1, y2 + h2) - max(y1, y2))
+            assert overlap < 1e-6
+
+
+def _toy_map():
+    occupations = pd.DataFrame(
+        {
+            "onet_soc_code": ["11-1011.00", "11-2022.00", "15-1252.00"],
+            "title": ["Chief Executives", "<script>alert(1)</script> Managers", "Software Developers"],
+            "family_code": ["11-0000", "11-0000", "15-0000"],
+            "n_tasks": [30, 17, 20],
+            "n_tasks_covered": [3, 0, 10],
+            "share_tasks_covered": [0.1, 0.0, 0.5],
+            "employment": [100.0, float("nan"), 300.0],
+            "n_benchmarks": [2, 0, 7],
+            "top_benchmarks": ["gdpval (4), workbench (1)", "", "a (9), b (8), c (7), d (6), e (5)"],
+        }
+    )
+    families = pd.DataFrame(
+        {
+            "family_code": ["11-0000", "15-0000"],
+            "family_title": ["Management Occupations", "Computer and Mathematical Occupations"],
+            "n_occupations": [2, 1],
+            "n_occupations_with_coverage": [1, 1],
+            "n_tasks": [47, 20],
+            "n_tasks_covered": [3, 10],
+        }
+    )
+    return occupations, families
+
+
+def test_map_nodes_are_a_tree_whose_totals_add_up_and_whose_text_is_escaped():
+    occupations, families = _toy_map()
+    nodes = map_nodes(occupations, families)
+    assert len(nodes) == 1 + 2 + 3
+    ids = set(nodes["id"])
+    assert all(parent in ids for parent in nodes["parent"] if parent)
+    for fam in nodes[nodes["level"] == "family"].itertuples():
+        assert fam.value == nodes.loc[nodes["parent"] == fam.id, "value"].sum()
+    assert nodes.loc[nodes["id"] == "all", "value"].item() == 67
+    hostile = nodes[nodes["id"] == "occupation:11-2022.00"].iloc[0]
+    assert "<script>" not in hostile.label and "&lt;script&gt;" in hostile.label
+    assert "no OEWS employment" in hostile.hover and "no benchmark reaches it" in hostile.hover
+    assert "and 2 more" in nodes[nodes["id"] == "occupation:15-1252.00"].iloc[0].hover
+
+
+def test_html_table_escapes_every_cell():
+    frame = pd.DataFrame({"benchmark": ["x"], "example_prompt": [HOSTILE_PROMPT], "n": [1234]})
+    out = html_table(frame, [("benchmark", "b", None), ("example_prompt", "p", None), ("n", "n", lambda v: f"{v:,}")])
+    assert "<script>" not in out and "&lt;script&gt;" in out and "&#x27;Q3&#x27;" in out
+    assert '<td class="num">1,234</td>' in out
+
+
+def test_benchmark_licences_come_from_sources_md(tmp_path):
+    sources = tmp_path / "SOURCES.md"
+    sources.write_text("# B\n\n## alpha\n- **Full name:** Alpha Bench, 2024.\n- **License:** MIT.\n\n## beta\n- **Full name:** Beta.\n")
+    found = {b.slug: b for b in benchmark_sources(sources, ["alpha", "beta", "gamma"])}
+    assert found["alpha"].full_name == "Alpha Bench, 2024." and found["alpha"].licence == "MIT."
+    assert "not stated" in found["beta"].licence
+    assert "no entry" in found["gamma"].licence
+
+
+def test_data_dictionary_takes_dbt_docs_for_models_and_asset_descriptions_for_the_rest():
+    manifest = {"nodes": {"model.p.dim_task": {"resource_type": "model", "schema": "marts", "name": "dim_task", "description": "One row per task.",
+                                                "columns": {"task_id": {"description": "O*NET task id."}}}}}
+    catalog = {"nodes": {"model.p.dim_task": {"columns": {"task_id": {"type": "INTEGER"}, "task": {"type": "VARCHAR"}}}}}
+    types = {"marts.dim_task": [("task_id", "INTEGER"), ("task", "VARCHAR")], "analysis.x": [("estimate", "DOUBLE")]}
+    exports = pd.DataFrame({"table": ["marts.dim_task", "analysis.x"], "rows": [3, 1]})
+    markdown, rows = data_dictionary(types, dbt_descriptions(manifest, catalog), {"analysis.x": "An estimate."}, exports)
+    assert "One row per task." in markdown and "An estimate." in markdown and "3 rows" in markdown
+    by_column = {(r["table"], r["column"]): r for r in rows}
+    assert by_column[("marts.dim_task", "task_id")]["description"] == "O*NET task id."
+    assert by_column[("marts.dim_task", "task")]["type"] == "VARCHAR"
+    assert by_column[("analysis.x", "estimate")]["documented_by"].startswith("Dagster")
+
+
+def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_path):
+    a = pd.DataFrame({"x": [1, 2]})
+    key = fingerprint(a, {"k": 1})
+    assert key == fingerprint(pd.DataFrame({"x": [1, 2]}), {"k": 1})
+    assert key != fingerprint(pd.DataFrame({"x": [1, 3]}), {"k": 1})
+    assert key != fingerprint(a, {"k": 2})
+    stamp, out = tmp_path / "stamp", tmp_path / "out.html"
+    stamp.write_text(key + "\n")
+    assert not unchanged(stamp, key, out)
+    out.write_text("x")
+    assert unchanged(stamp, key, out) and not unchanged(stamp, "other", out)
+
+
+# --- the full run's report in a real browser --------------------------------------------------------
+
+
+def _outputs(pipeline_run) -> Path:
+    return pipeline_run["root"] / "data" / "outputs"
+
+
+def test_exports_cover_every_mart_and_analysis_table(pipeline_run):
+    tables = _outputs(pipeline_run) / "tables"
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        expected = con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables where table_schema in ('marts', 'analysis') "
+            # user audits run after the main job (their own partitions); the next run's export includes them
+            "and table_name <> 'user_audit' order by 1"
+        ).fetchall()
+        assert len(expected) >= 20
+        dictionary = (tables / "DATA_DICTIONARY.md").read_text()
+        for (name,) in expected:
+            n_rows = con.execute(f"select count(*) from {name}").fetchone()[0]
+            assert duckdb.execute(f"select count(*) from read_parquet('{tables / (name + '.parquet')}')").fetchone()[0] == n_rows, name
+            assert duckdb.execute(f"select count(*) from read_csv('{tables / (name + '.csv')}')").fetchone()[0] == n_rows, name
+            assert f"## `{name}`" in dictionary, name
+    finally:
+        con.close()
+    # The marts' column descriptions come from the dbt docs.
+    rows = pd.read_csv(tables / "data_dictionary.csv", keep_default_na=False)
+    dim_task = rows[rows["table"] == "marts.dim_task"]
+    assert (dim_task["description"] != "").mean() > 0.5 and set(dim_task["documented_by"]) == {"dbt docs (manifest.json + catalog.json)"}
+    analysis = rows[rows["table"].str.startswith("analysis.")]
+    undocumented = analysis.loc[analysis["description"] == "", ["table", "column"]].values.tolist()
+    assert len(analysis) > 50 and undocumented == []
+    assert (tables / "dbt_docs.html").stat().st_size > 100_000
+
+
+def test_report_files_and_attribution(pipeline_run):
+    report = _outputs(pipeline_run) / "report"
+    page = (report / "index.html").read_text()
+    for name in ("benchmark_map", "coverage_curves", "importance_quintiles", "model_scores", "workbank_landscape", "family_work_time"):
+        svg = (report / "figures" / f"{name}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg, name
+    assert "Used under the CC BY 4.0 license" in page
+    assert "https://cdn" not in page and "<script src=" not in page  # self-contained: nothing fetched
+    h = pipeline_run["headline"]
+    assert f"{h['n_occupations_with_covered_task']:,} / 923" in page
+    assert h["labeler"] in page and "labels_dev" in page
+    assert "threshold" in page and "SHA-256" in page
+
+
+def test_report_in_headless_chromium(pipeline_run):
+    problem = missing()
+    assert problem is None, problem
+    index = _outputs(pipeline_run) / "report" / "index.html"
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    family_sizes = dict(con.execute("select family_title, count(*) from marts.dim_occupation group by 1").fetchall())
+    con.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with chromium() as driver:
+        driver.get(index.as_uri())
+        _wait(driver, "return document.querySelectorAll('#benchmark-map g.slice').length > 0")
+        tiles = driver.execute_script(
+            "return document.getElementById('benchmark-map').data[0].ids.filter(function (i) { return i.indexOf('occupation:') === 0; }).length"
+        )
+        assert tiles == 923
+        driver.execute_script("document.getElementById('map').scrollIntoView()")
+        driver.save_screenshot(str(ARTIFACTS / "report_map.png"))
+        # Click the largest family that is not the root: the map then shows that family's occupations.
+        slices = driver.find_elements("css selector", "#benchmark-map g.slice")
+        family = next(s for s in slices if s.text.split("\n")[0] in family_sizes)
+        name = family.text.split("\n")[0]
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        ActionChains(driver).move_to_element(family).click().perform()
+        expected = family_sizes[name] + 1  # the family tile itself and one tile per occupation
+        _wait(driver, f"return document.querySelectorAll('#benchmark-map g.slice').length === {expected}")
+        shown = [s.text.split("\n")[0] for s in driver.find_elements("css selector", "#benchmark-map g.slice")]
+        assert name in shown
+        driver.save_screenshot(str(ARTIFACTS / "report_map_expanded.png"))
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(str(ARTIFACTS / "report.png"))
+        assert console_errors(driver) == []
+
+
+def _wait(driver, condition: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.execute_script(condition):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for: {condition}")
+
+
+# --- hostile benchmark text, end to end ----------------------------------------------------------------
+
+
+def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, source_dir, session_cache):
+    problem = missing()
+    assert problem is None, problem
+    sources = small_source_dir(tmp_path, source_dir, ("cybench",))
+    rows = [{"benchmark": "aaa-hostile", "prompt_id": "p'1", "prompt": HOSTILE_PROMPT},
+            {"benchmark": "aaa-hostile", "prompt_id": "p2", "prompt": "Reconcile the vendor's invoices \"as-is\" -- no; 'quotes' everywhere"}]
+    (sources / "benchmarks" / "aaa-hostile.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    env = {
+        "WORKBANK_DATA_DIR": str(tmp_path / "data"),
+        "WORKBANK_SOURCE_DIR": str(sources),
+        "WORKBANK_CACHE_DIR": str(session_cache),
+        "WORKBANK_JUDGEMENT_CACHE": str(tmp_path / "judgements.sqlite"),
+        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+    }
+    completed = run_pipeline(env, timeout=1800)
+    (ARTIFACTS / "hostile_run.log").write_text(completed.stdout + "\n" + completed.stderr)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    con = duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True)
+    try:
+        stored = con.execute("select prompt from staging.stg_benchmarks__prompts where benchmark = 'aaa-hostile' and prompt_id = 'p''1'").fetchone()[0]
+        assert stored == HOSTILE_PROMPT
+        assert con.execute("select count(*) from raw.benchmark_prompts").fetchone()[0] > 2  # the table the prompt 'drops' is there
+    finally:
+        con.close()
+    index = tmp_path / "data" / "outputs" / "report" / "index.html"
+    with chromium() as driver:
+        driver.get(index.as_uri())
+        _wait(driver, "return document.getElementById('benchmark-index') !== null")
+        assert driver.execute_script("return window.__pwned === undefined")
+        cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
+        assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
+        assert console_errors(driver) == []

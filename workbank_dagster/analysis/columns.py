@@ -1,0 +1,114 @@
+"""What each column of the analysis tables means (the data dictionary and the Dagster column schemas).
+
+The marts are documented in their dbt `.yml` files; these tables are written by Python, so their
+columns are documented here. `column_description(table, column)` looks for a table-specific entry
+first, then the shared one.
+"""
+
+from __future__ import annotations
+
+SHARED = {
+    "task_id": "O*NET task ID (integer).",
+    "onet_soc_code": "O*NET-SOC occupation code, e.g. 11-1011.00.",
+    "task": "O*NET task statement.",
+    "occupation_title": "O*NET occupation title.",
+    "title": "O*NET occupation title.",
+    "estimate": "Point estimate.",
+    "ci_low": "Lower end of the 95% interval.",
+    "ci_high": "Upper end of the 95% interval.",
+    "p": "Predicted probability that a task is covered.",
+    "n_obs": "Tasks in the estimation sample.",
+    "n_clusters": "Clusters (SOC groups) of the clustered standard errors.",
+    "exposed": "Eloundou et al. exposure of the task (true = exposed under the configured rater and definition).",
+    "threshold": "Coverage threshold: a task is covered with at least this many distinct prompts.",
+    "labeler": "The labeler (method:model:template-version) whose labels were counted.",
+    "statistic": "Name of the statistic.",
+    "n_prompts": "Distinct prompts labeled with the task (all benchmarks).",
+    "covered": "n_prompts at or above the coverage threshold.",
+    "hours": "US work hours per year on the task(s): employment x 2,080 h x time share.",
+    "mean_desire": "Mean worker automation desire (WORKBank, 1-5).",
+    "mean_capability": "Mean expert-rated automation capacity (WORKBank, 1-5).",
+    "zone": "WORKBank zone at 3.0 on desire and capability: Green Light, Red Light, R&D Opportunity, Low Priority.",
+    "model": "The scored system, as named in the results file.",
+    "benchmark": "Benchmark slug.",
+    "n_tasks": "Number of tasks.",
+    "share_uncovered": "Share of work hours on uncovered tasks.",
+}
+
+BY_TABLE = {
+    "coverage_logit_coefs": {
+        "term": "Model term: const, exposed, log_wage_bill.",
+        "std_error": "Clustered standard error.",
+        "z": "estimate / std_error.",
+        "p_value": "Two-sided p-value (normal).",
+    },
+    "coverage_logit_curve": {"log_wage_bill": "Natural log of the occupation's wage bill (US$), a grid over the observed range."},
+    "coverage_logit_ratio": {"n_tasks_without_exposure_or_wage": "Tasks left out: no exposure label or no wage bill."},
+    "coverage_sensitivity": {
+        "variant": "threshold | judge | duplicate_texts_once | without:<benchmark>.",
+        "n_tasks_covered": "Tasks covered under the variant.",
+        "n_occupations_with_covered_task": "Occupations with at least one covered task.",
+        "n_families_without_covered_occupation": "SOC major groups none of whose occupations has a covered task.",
+        "work_time_share_uncovered": "Share of US work hours on uncovered tasks.",
+    },
+    "importance_logit": {"quintile": "Importance quintile (ntile(5) over rated tasks by importance, task_id); 5 = most important.",
+                         "p": "Adjusted probability: mean prediction over the estimation sample with the quintile set to this value."},
+    "importance_logit_ratio": {"occupations_kept": "Occupations in the fixed-effects sample.",
+                               "occupations_dropped": "Occupations perfectly predicted (all or none of their tasks covered), left out."},
+    "occupation_model_scores": {
+        "n_tasks": "The occupation's tasks with at least k scored prompts.",
+        "n_prompts": "Distinct scored prompts mapped to those tasks.",
+        "share_of_occupation_tasks": "n_tasks / the occupation's number of tasks.",
+        "weighted_score": "Mean over tasks of each task's mean prompt score (every task counts equally).",
+        "simple_score": "Mean score over the distinct prompts.",
+    },
+    "model_score_differences": {
+        "n_tasks": "The occupation's tasks with at least k scored prompts.",
+        "n_prompts": "Distinct scored prompts mapped to those tasks.",
+        "share_of_occupation_tasks": "n_tasks / the occupation's number of tasks.",
+        "weighted_score": "Mean over tasks of each task's mean prompt score.",
+        "simple_score": "Mean score over the distinct prompts.",
+        "gap": "weighted_score - simple_score.",
+        "label": "'<title> · <n> tasks · <n> prompts'.",
+    },
+    "workbank_task_zones": {
+        "n_workers": "Worker ratings of the task.",
+        "n_experts": "Expert ratings of the task (exact duplicate rows dropped).",
+        "modal_has_worker": "Modal worker Human Agency Scale level (1-5; ties to the level nearest the mean, then the lower).",
+        "modal_has_expert": "Modal expert Human Agency Scale level (same tie rule).",
+    },
+    "workbank_agency_table": {"worker": "Modal worker HAS level (row).", **{f"H{i}": f"Tasks whose modal expert HAS level is H{i}." for i in range(1, 6)}},
+    "coverage_by_zone": {"n_covered": "Covered tasks in the zone.", "share_covered": "n_covered / n_tasks."},
+    "unbenchmarked_green_light": {"n_prompts": "Distinct prompts labeled with the task (below the threshold)."},
+    "uncovered_by_telework": {
+        "group": "teleworkable | not_teleworkable (Dingel & Neiman) | unmatched (no telework score for the code).",
+        "hours_total": "US work hours per year in the group.",
+        "hours_uncovered": "Of which on uncovered tasks.",
+        "share_of_all_uncovered_hours": "The group's share of all uncovered hours.",
+    },
+    "work_time_uncovered_interval": {
+        "share_uncovered": "Share of US work hours on uncovered tasks (the estimate).",
+        "ci_low": "Lower end of the bias-shifted bootstrap 95% interval.",
+        "ci_high": "Upper end of the bias-shifted bootstrap 95% interval.",
+        "bootstrap_mean": "Mean of the bootstrap replicates.",
+        "ci_low_percentile": "Plain percentile interval, lower end.",
+        "ci_high_percentile": "Plain percentile interval, upper end.",
+        "replicates": "Bootstrap replicates (prompts resampled within benchmarks).",
+        "method": "How the interval was built.",
+    },
+    "user_audit": {
+        "audit": "The audit's file name (audits/<slug>.csv).",
+        "row": "Row number in the audit file.",
+        "input_task": "The task as the audit gave it.",
+        "matched_by": "task_id | text (embedding match to an O*NET statement).",
+        "match_score": "Cosine similarity of a text match.",
+        "onet_task": "The matched O*NET task statement.",
+        "desire": "WORKBank mean worker desire, where rated.",
+        "capability": "WORKBank mean expert capability, where rated.",
+        "unbenchmarked": "Not covered by any benchmark.",
+    },
+}
+
+
+def column_description(table: str, column: str) -> str:
+    return BY_TABLE.get(table, {}).get(column) or SHARED.get(column, "")

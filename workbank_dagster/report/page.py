@@ -1,0 +1,335 @@
+"""The self-contained HTML report: headline, figures, tables, methodology, attribution.
+
+`render_report` is pure: frames, headline numbers, settings and data versions in, one HTML string
+out. plotly.js is inlined once, so the file works opened from disk with no network. Every value
+that comes from data goes through `html.escape` (tables) or `figures.esc` (figures): a prompt that
+contains `<script>` is shown as text.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from . import figures
+from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
+
+CSS = """
+:root { --ink:#1f2933; --muted:#52606d; --line:#e4e1d9; --paper:#fbfaf7; --accent:#2a7f62; --warn:#c8553d; }
+* { box-sizing: border-box; }
+body { margin:0; font-family: Inter, "Segoe UI", Helvetica, Arial, sans-serif; color:var(--ink); background:var(--paper); line-height:1.5; }
+header { background:#1f2933; color:#f5f3ee; padding:2.2rem 0 1.6rem; }
+header h1 { margin:0 0 .3rem; font-size:1.9rem; font-weight:700; letter-spacing:-.01em; }
+@media (max-width: 800px) { .cards { grid-template-columns:1fr; } }
+header p { margin:.2rem 0; color:#cbd2d9; max-width:60rem; }
+.wrap { max-width:1180px; margin:0 auto; padding:0 1.5rem; }
+nav { position:sticky; top:0; z-index:5; background:#fffdf8; border-bottom:1px solid var(--line); }
+nav .wrap { display:flex; flex-wrap:wrap; gap:.2rem 1.1rem; padding-top:.55rem; padding-bottom:.55rem; font-size:.9rem; }
+nav a { color:var(--muted); text-decoration:none; } nav a:hover { color:var(--accent); }
+section { background:white; border:1px solid var(--line); border-radius:10px; margin:1.4rem 0; padding:1.3rem 1.5rem; }
+h2 { margin:.1rem 0 .6rem; font-size:1.3rem; } h3 { margin:1rem 0 .4rem; font-size:1.05rem; }
+p.lede { color:var(--muted); margin-top:0; max-width:62rem; }
+.cards { display:grid; grid-template-columns:repeat(3, 1fr); gap:.8rem; margin:1.2rem 0 0; }
+.card { background:#2b3742; border-radius:8px; padding:.8rem 1rem; }
+.card .value { font-size:1.65rem; font-weight:700; color:white; }
+.card .label { font-size:.84rem; color:#cbd2d9; }
+.card .ci { font-size:.78rem; color:#9aa5b1; }
+.labeler { margin-top:1rem; font-size:.9rem; color:#cbd2d9; }
+.labeler b { color:white; }
+.warn { color:#f0b48a; }
+table { border-collapse:collapse; width:100%; font-size:.86rem; margin:.4rem 0 .8rem; }
+th, td { text-align:left; padding:.32rem .55rem; border-bottom:1px solid var(--line); vertical-align:top; }
+th { background:#f4f2ec; font-weight:600; position:sticky; top:2.4rem; }
+td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+td.prompt { max-width:26rem; color:var(--muted); font-size:.8rem; }
+.scroll { max-height:32rem; overflow:auto; border:1px solid var(--line); border-radius:6px; }
+.note { font-size:.85rem; color:var(--muted); }
+code { background:#f4f2ec; padding:.05rem .3rem; border-radius:4px; font-size:.85em; }
+dl.settings { display:grid; grid-template-columns:max-content 1fr; gap:.2rem 1rem; font-size:.88rem; }
+dl.settings dt { font-weight:600; } dl.settings dd { margin:0; }
+footer { color:var(--muted); font-size:.8rem; padding:1rem 0 3rem; }
+"""
+
+SECTIONS = (
+    ("map", "Benchmark map"),
+    ("work-time", "Work time"),
+    ("exposure", "Exposure & wages"),
+    ("importance", "Importance"),
+    ("sensitivity", "Sensitivity"),
+    ("scores", "Model scores"),
+    ("workbank", "WORKBank"),
+    ("benchmarks", "Benchmark index"),
+    ("methodology", "Methodology"),
+    ("attribution", "Attribution & licences"),
+    ("downloads", "Downloads"),
+)
+
+
+NOT_ESTIMABLE = "<p class='note'>Not estimable in this run (too few covered tasks).</p>"
+
+
+def _isnan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def esc(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    return html.escape(str(value), quote=True)
+
+
+def pct(value, digits: int = 1) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.{digits}f}%"
+
+
+def num(value, digits: int = 0) -> str:
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+Column = tuple[str, str, Callable | None]  # (column, heading, formatter returning plain text)
+
+
+def html_table(frame: pd.DataFrame, columns: list[Column], *, scroll: bool = False, table_id: str | None = None) -> str:
+    """An escaped HTML table: numbers right-aligned, every cell passed through html.escape."""
+    if frame.empty:
+        return '<p class="note">Not computed in this run.</p>'
+    head = "".join(
+        f'<th class="num">{esc(title)}</th>' if fmt is not None else f"<th>{esc(title)}</th>" for _, title, fmt in columns
+    )
+    rows = []
+    for record in frame.to_dict("records"):
+        cells = []
+        for column, _, fmt in columns:
+            value = record.get(column)
+            if fmt is not None:
+                cells.append(f'<td class="num">{esc(fmt(value))}</td>')
+            else:
+                css = ' class="prompt"' if column == "example_prompt" else ""
+                cells.append(f"<td{css}>{esc(value)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    ident = f' id="{esc(table_id)}"' if table_id else ""
+    table = f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f'<div class="scroll">{table}</div>' if scroll else table
+
+
+def figure_div(fig: go.Figure, div_id: str) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": True})
+
+
+def _card(value: str, label: str, ci: str = "") -> str:
+    ci_html = f'<div class="ci">{esc(ci)}</div>' if ci else ""
+    return f'<div class="card"><div class="value">{esc(value)}</div><div class="label">{esc(label)}</div>{ci_html}</div>'
+
+
+def headline_cards(h: Mapping) -> str:
+    def ci(low_key, high_key, fmt):
+        low, high = h.get(low_key), h.get(high_key)
+        return f"95% CI {fmt(low)}–{fmt(high)}" if not _isnan(low) and not _isnan(high) else ""
+
+    ratio = lambda v: "—" if _isnan(v) else f"{v:.2f}×"  # noqa: E731
+    cards = [
+        _card(pct(h.get("work_time_share_uncovered")), "of US work time is on tasks no benchmark covers",
+              ci("work_time_share_uncovered_ci_low", "work_time_share_uncovered_ci_high", pct)),
+        _card(f"{h.get('n_occupations_with_covered_task', 0):,} / {h.get('n_occupations', 0):,}", "occupations with at least one covered task"),
+        _card(f"{h.get('n_families_without_covered_occupation', 0)} / {h.get('n_families', 0)}", "families with no covered occupation"),
+        _card(f"{h.get('n_tasks_covered', 0):,} / {h.get('n_tasks', 0):,}", f"tasks covered (≥ {h.get('coverage_threshold')} prompts)"),
+        _card(ratio(h.get("exposure_coverage_ratio")), "as likely to be covered if AI-exposed (median wage bill)",
+              ci("exposure_coverage_ratio_ci_low", "exposure_coverage_ratio_ci_high", ratio)),
+        _card(ratio(h.get("importance_top_bottom_ratio")), "most vs least important quintile, adjusted",
+              ci("importance_top_bottom_ratio_ci_low", "importance_top_bottom_ratio_ci_high", ratio)),
+    ]
+    return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+def labeler_line(h: Mapping) -> str:
+    fam, occ = h.get("labeler_family_accuracy"), h.get("labeler_occupation_accuracy")
+    parts = [f"Labels by <b>{esc(h.get('labeler'))}</b>: {esc(num(h.get('n_labels')))} labels on "
+             f"{esc(num(h.get('n_prompts_labeled')))} of {esc(num(h.get('n_prompts')))} prompts from {esc(h.get('n_benchmarks'))} benchmarks "
+             f"({esc(h.get('labels_per_prompt'))} per prompt; {esc(num(h.get('n_prompts_unlabeled_language')))} not in English, left unlabeled)."]
+    if fam is not None:
+        parts.append(f" Validated against the benchmark authors' labels (labels_dev): family of the top label right for <b>{pct(fam)}</b>,"
+                     f" a label in the right occupation for <b>{pct(occ)}</b> of prompts.")
+        if fam < 0.65:
+            parts.append(' <span class="warn">Below the 65% family-accuracy bar: read coverage counts as approximate.</span>')
+    else:
+        parts.append(' <span class="warn">This labeler has not been validated.</span>')
+    return '<div class="labeler">' + "".join(parts) + "</div>"
+
+
+def _section(anchor: str, title: str, lede: str, body: str) -> str:
+    return f'<section id="{anchor}"><h2>{esc(title)}</h2><p class="lede">{lede}</p>{body}</section>'
+
+
+def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFrame) -> str:
+    s = settings
+    definition = "E1 or E2" if s["exposure_definition"] == "e1_e2" else "E1 only"
+    split = "split equally among them" if s["employment_split"] == "equal" else "given in full to each"
+    items = [
+        ("Universe", f"{num(headline.get('n_tasks'))} O*NET 29.3 task statements in {num(headline.get('n_occupations'))} occupations and "
+                     f"{num(headline.get('n_families'))} SOC 2018 major groups (families)."),
+        ("Covered task", f"labeled on at least <b>{esc(s['coverage_threshold'])}</b> distinct prompts (sensitivity: thresholds "
+                         f"{esc(', '.join(str(t) for t in s['sensitivity_thresholds']))})."),
+        ("Labeler", f"<code>{esc(s['active_labeler'])}</code> feeds the marts. Retrieval: the {esc(s['candidates_per_occupation'])} most similar tasks of "
+                    f"each of the {esc(s['n_candidate_occupations'])} best-matching occupations plus the {esc(s['candidates_nearest'])} nearest tasks; "
+                    f"the embedded judge labels tasks of its {esc(s['judge_occupations'])} best occupations with cosine ≥ {esc(s['min_label_similarity'])} "
+                    f"(model {esc(s['embedding_model'])}). Long prompts are embedded in 150-word windows; prompts not in English are left unlabeled."),
+        ("Employment", f"OEWS May 2024 national, detailed rows; an OEWS code shared by several O*NET occupations is {split} "
+                       f"({num(headline.get('total_employment'))} jobs in all)."),
+        ("Work time", f"hours on a task = employment × {esc(s['hours_per_year'])} h × the task's time share (hours per day / {esc(s['hours_per_day'])}); "
+                      "missing shares take the occupation's median, or importance-proportional shares where an occupation has none."),
+        ("AI exposure", f"Eloundou et al. (2023), rater <b>{esc(s['exposure_rater'])}</b>, exposed = {definition}."),
+        ("Regressions", f"logit covered ~ exposed + log wage bill, SEs clustered by SOC {esc(s['cluster_level'])} group; importance quintiles "
+                        "with occupation fixed effects; 95% intervals by the delta method on the probability (ratios: on the log ratio)."),
+        ("Model scores", f"a task enters an occupation's score with at least {esc(s['min_prompts_per_task'])} scored prompts; weighted = mean of task means, "
+                         "simple = mean over the distinct prompts."),
+        ("WORKBank zones", "cut at 3.0 on worker desire and expert capability (Green Light: both ≥ 3)."),
+    ]
+    settings_html = "<dl class='settings'>" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in items) + "</dl>"
+    versions = html_table(
+        data_versions,
+        [("file", "file", None), ("bytes", "bytes", lambda v: num(v)), ("sha256", "SHA-256 (first 16)", lambda v: str(v)[:16])],
+        scroll=True,
+    )
+    return (
+        settings_html
+        + "<h3>Data versions</h3><p class='note'>The files this report was built from (the same hashes are the data versions of the "
+        "<code>files/*</code> assets in Dagster).</p>"
+        + versions
+        + "<p class='note'>Full specification: METHOD.md in the shared data folder; the pipeline's README says how each number was measured.</p>"
+    )
+
+
+def attribution(reference: list[dict], benchmarks: list[BenchmarkSource]) -> str:
+    works = "".join(f"<li><b>{esc(t)}</b>. {esc(c)} Licence: {esc(lic)}.</li>" for t, c, lic in WORKS)
+    ref = html_table(pd.DataFrame(reference), [("table", "table", None), ("file", "file", None), ("origin", "origin", None), ("licence", "licence", None)])
+    bench = html_table(
+        pd.DataFrame([{"slug": b.slug, "full_name": b.full_name, "licence": b.licence} for b in benchmarks]),
+        [("slug", "benchmark", None), ("full_name", "full name", None), ("licence", "licence (as stated by the source)", None)],
+    )
+    return (
+        f"<p><b>{esc(ONET_CREDIT)}</b></p><ul>{works}</ul><h3>Reference files</h3>{ref}"
+        "<h3>Benchmarks</h3><p class='note'>Prompts are the benchmarks' own text; licences as recorded in the source folder's "
+        "benchmarks/SOURCES.md (\"not stated\" means the source states none). Per-prompt model results come from the published runs "
+        "listed in results/SOURCES.md.</p>"
+        + bench
+    )
+
+
+def render_report(
+    frames: Mapping[str, pd.DataFrame],
+    headline: Mapping,
+    settings: Mapping,
+    data_versions: pd.DataFrame,
+    reference: list[dict],
+    benchmarks: list[BenchmarkSource],
+    downloads: list[tuple[str, str]],
+) -> str:
+    f = frames
+    threshold = settings["coverage_threshold"]
+    parts: list[str] = []
+
+    if len(f["occupations"]):
+        body = figure_div(figures.benchmark_map(f["occupations"], f["families"], threshold), "benchmark-map")
+        body += ("<p class='note'>Click a family to expand it into its occupations; click the path bar above the map to go back. "
+                 "Hover a tile for its tasks covered, employment and the benchmarks that reach it (prompts labeled with any of its tasks).</p>")
+    else:
+        body = "<p class='note'>Not computed in this run.</p>"
+    parts.append(_section("map", "Benchmark map", f"Each tile is one of the {len(f['occupations'])} O*NET occupations, grouped into "
+                          f"{len(f['families'])} families and shaded by the share of its tasks covered by at least {esc(threshold)} benchmark prompts.", body))
+
+    fam_cols = [("family_title", "family", None), ("n_occupations_with_coverage", "occupations with coverage", num), ("n_occupations", "occupations", num),
+                ("n_tasks_covered", "tasks covered", num), ("n_tasks", "tasks", num), ("share_uncovered", "work hours uncovered", pct)]
+    families = f["families"].assign(share_uncovered=f["families"]["hours_uncovered"] / f["families"]["hours"]) if len(f["families"]) else f["families"]
+    telework = html_table(f["telework"], [("group", "Dingel–Neiman group", None), ("share_uncovered", "hours uncovered", pct),
+                                          ("share_of_all_uncovered_hours", "share of all uncovered hours", pct)])
+    body = (figure_div(figures.family_work_time(f["families"]), "family-work-time") if len(f["families"]) else "") + html_table(families, fam_cols)
+    body += "<h3>Teleworkable or not</h3>" + telework
+    body += ("<p class='note'>Telework scores use the O*NET-SOC 2010 taxonomy; occupations whose code does not match are 'unmatched'.</p>")
+    parts.append(_section("work-time", "Where US work time goes uncovered", "Work hours = OEWS employment × 2,080 h × each task's time share.", body))
+
+    ratio = f["coverage_ratio"]
+    lede = "Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation."
+    if len(ratio) and not _isnan(ratio.iloc[0].estimate):
+        r = ratio.iloc[0]
+        lede += (f" At the median wage bill, exposed tasks are <b>{r.estimate:.2f}×</b> as likely to be covered (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}; "
+                 f"{num(r.n_obs)} tasks, {int(r.n_clusters)} clusters).")
+    body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if f["coverage_curve"].get("p", pd.Series()).notna().any() else NOT_ESTIMABLE
+    parts.append(_section("exposure", "Coverage, AI exposure and wages", lede, body))
+
+    ratio = f["importance_ratio"]
+    lede = "Adjusted probability of coverage by importance quintile, with occupation fixed effects."
+    if len(ratio) and not _isnan(ratio.iloc[0].estimate):
+        r = ratio.iloc[0]
+        lede += (f" Top vs bottom quintile: <b>{r.estimate:.2f}×</b> (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}); "
+                 f"{int(r.occupations_dropped)} occupations with all or none of their tasks covered leave the sample.")
+    body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if f["importance"].get("p", pd.Series()).notna().any() else NOT_ESTIMABLE
+    parts.append(_section("importance", "Coverage and task importance", lede, body))
+
+    sens_cols = [("variant", "variant", None), ("threshold", "threshold", num), ("labeler", "labeler", None),
+                 ("n_tasks_covered", "tasks covered", num), ("n_occupations_with_covered_task", "occupations with coverage", num),
+                 ("n_families_without_covered_occupation", "families without", num), ("work_time_share_uncovered", "work time uncovered", pct)]
+    body = html_table(f["sensitivity"], sens_cols, scroll=True)
+    if len(f["uncovered_interval"]):
+        u = f["uncovered_interval"].iloc[0]
+        body += (f"<p class='note'>Bootstrap ({int(u.replicates)} replicates, prompts resampled within benchmarks): uncovered work time "
+                 f"{pct(u.share_uncovered)}, 95% interval {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
+                 f"{pct(u.ci_low_percentile)}–{pct(u.ci_high_percentile)}).</p>")
+    parts.append(_section("sensitivity", "Sensitivity", "The headline under other thresholds, other judges, each benchmark left out, and duplicate texts counted once.", body))
+
+    diff_cols = [("label", "occupation · tasks · prompts", None), ("model", "model", None), ("benchmark", "benchmark", None),
+                 ("weighted_score", "O*NET-weighted", lambda v: num(v, 3)), ("simple_score", "simple", lambda v: num(v, 3)), ("gap", "gap", lambda v: num(v, 3))]
+    body = figure_div(figures.model_scores_figure(f["model_scores"]), "model-scores") if len(f["model_scores"]) else ""
+    body += "<h3>Largest differences</h3>" + html_table(f["score_differences"], diff_cols)
+    parts.append(_section("scores", "O*NET-weighted vs simple model scores",
+                          f"Per model and occupation: tasks with at least {esc(settings['min_prompts_per_task'])} scored prompts; the weighted score counts "
+                          "every task equally, the simple score every prompt.", body))
+
+    zone_cols = [("zone", "zone", None), ("n_tasks", "tasks", num), ("n_covered", "covered", num), ("share_covered", "share covered", pct),
+                 ("hours", "work hours", lambda v: num(v))]
+    green_cols = [("occupation_title", "occupation", None), ("task", "task", None), ("mean_desire", "desire", lambda v: num(v, 1)),
+                  ("mean_capability", "capability", lambda v: num(v, 1)), ("n_prompts", "prompts", num), ("hours", "US work hours / yr", lambda v: num(v))]
+    body = figure_div(figures.workbank_landscape(f["zones"]), "workbank-landscape") if len(f["zones"]) else ""
+    body += "<h3>Coverage by zone</h3>" + html_table(f["coverage_by_zone"], zone_cols)
+    body += (f"<h3>Green Light tasks no benchmark covers ({len(f['green_light'])})</h3><p class='note'>Workers want them automated and experts "
+             "rate agents capable, yet fewer than the threshold of prompts exercise them: ranked by US work hours, the benchmarks nobody has built.</p>")
+    body += html_table(f["green_light"], green_cols, scroll=True, table_id="green-light")
+    parts.append(_section("workbank", "Where benchmarks and workers meet", "WORKBank tasks placed by worker desire and expert-rated capability.", body))
+
+    bench = f["benchmarks"]
+    if len(bench):
+        bench = bench.assign(example_prompt=bench["example_prompt"].map(lambda t: t if len(t) <= 220 else t[:220] + "…"))
+    bench_cols = [("benchmark", "benchmark", None), ("n_prompts", "prompts", num), ("n_prompts_labeled", "labeled", num), ("n_labels", "labels", num),
+                  ("n_tasks_touched", "tasks touched", num), ("n_covered_tasks_touched", "covered tasks touched", num),
+                  ("n_occupations_touched", "occupations touched", num), ("n_families_reached", "families reached", num),
+                  ("example_prompt", "first prompt (by id)", None)]
+    parts.append(_section("benchmarks", "Benchmark index", "Per benchmark: its prompts, and the tasks, occupations and families its labels reach.",
+                          html_table(bench, bench_cols, scroll=True, table_id="benchmark-index")))
+
+    parts.append(_section("methodology", "Methodology (from the settings of this run)", "Generated from the settings the pipeline ran with.",
+                          methodology(settings, headline, data_versions)))
+    parts.append(_section("attribution", "Attribution and licences", "Where every source came from and under which terms.", attribution(reference, benchmarks)))
+    links = "".join(f'<li><a href="{esc(href)}">{esc(text)}</a></li>' for href, text in downloads)
+    parts.append(_section("downloads", "Downloads", "Every mart and analysis table, the data dictionary and the figures, beside this file.", f"<ul>{links}</ul>"))
+
+    nav = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in SECTIONS)
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        "<title>Which work do AI benchmarks measure?</title>"
+        f"<style>{CSS}</style><script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+        "<header><div class='wrap'><h1>Which work do AI benchmarks actually measure?</h1>"
+        f"<p>{esc(num(headline.get('n_prompts')))} prompts from {esc(headline.get('n_benchmarks'))} AI benchmarks mapped onto the "
+        f"{esc(num(headline.get('n_tasks')))} O*NET tasks of {esc(num(headline.get('n_occupations')))} US occupations, weighted by the work time "
+        "people spend on them, and set beside what workers want automated.</p>"
+        f"{headline_cards(headline)}{labeler_line(headline)}</div></header>"
+        f"<nav><div class='wrap'>{nav}</div></nav><main class='wrap'>{''.join(parts)}</main>"
+        "<footer class='wrap'>Built by the workbank-dagster pipeline (Dagster asset <code>report/html_report</code>). "
+        f"{esc(ONET_CREDIT)}</footer></body></html>\n"
+    )

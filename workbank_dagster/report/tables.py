@@ -1,0 +1,124 @@
+"""The frames the report draws, read from the marts and the analysis schema (pure SQL, no drawing).
+
+Every function takes an open DuckDB connection and returns a DataFrame; a table that a partial run
+has not built yet reads as an empty frame, so the report says "not computed" instead of failing.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+from ..warehouse import table_exists
+
+OCCUPATION_MAP_SQL = """
+with reach as (
+    select t.onet_soc_code, l.benchmark, count(distinct l.prompt_id) as n_prompts
+    from marts.fct_prompt_task_labels as l
+    join marts.dim_task as t using (task_id)
+    group by all
+),
+ranked as (
+    select *, row_number() over (partition by onet_soc_code order by n_prompts desc, benchmark) as position,
+           count(*) over (partition by onet_soc_code) as n_benchmarks
+    from reach
+),
+reach_text as (
+    select onet_soc_code, max(n_benchmarks) as n_benchmarks,
+           string_agg(benchmark || ' (' || n_prompts || ')', ', ' order by position) filter (where position <= 5) as top_benchmarks
+    from ranked
+    group by onet_soc_code
+)
+select o.onet_soc_code, o.title, o.family_code, o.family_title, c.n_tasks, c.n_tasks_covered, c.share_tasks_covered,
+       c.has_coverage, o.employment, c.hours, c.hours_uncovered,
+       coalesce(r.n_benchmarks, 0) as n_benchmarks, coalesce(r.top_benchmarks, '') as top_benchmarks
+from marts.dim_occupation as o
+join marts.fct_occupation_coverage as c using (onet_soc_code)
+left join reach_text as r using (onet_soc_code)
+order by o.family_code, o.onet_soc_code
+"""
+
+FAMILY_SQL = """
+select family_code, family_title, n_occupations, n_occupations_with_coverage, n_tasks, n_tasks_covered,
+       n_tasks_covered / nullif(n_tasks, 0) as share_tasks_covered, hours, hours_uncovered
+from marts.fct_family_coverage
+order by family_code
+"""
+
+BENCHMARK_INDEX_SQL = """
+with prompts as (
+    select benchmark, count(*) as n_prompts, count(distinct prompt_hash) as n_distinct_texts,
+           arg_min(prompt, prompt_id) as example_prompt, min(prompt_id) as example_prompt_id
+    from staging.stg_benchmarks__prompts
+    group by benchmark
+),
+labels as (
+    select l.benchmark, count(*) as n_labels, count(distinct l.prompt_id) as n_prompts_labeled,
+           count(distinct l.task_id) as n_tasks_touched,
+           count(distinct l.task_id) filter (where c.covered) as n_covered_tasks_touched,
+           count(distinct t.onet_soc_code) as n_occupations_touched,
+           count(distinct t.family_code) as n_families_reached
+    from marts.fct_prompt_task_labels as l
+    join marts.dim_task as t using (task_id)
+    join marts.fct_task_coverage as c using (task_id)
+    group by l.benchmark
+)
+select p.benchmark, p.n_prompts, p.n_distinct_texts, coalesce(l.n_prompts_labeled, 0) as n_prompts_labeled,
+       coalesce(l.n_labels, 0) as n_labels, coalesce(l.n_tasks_touched, 0) as n_tasks_touched,
+       coalesce(l.n_covered_tasks_touched, 0) as n_covered_tasks_touched,
+       coalesce(l.n_occupations_touched, 0) as n_occupations_touched, coalesce(l.n_families_reached, 0) as n_families_reached,
+       p.example_prompt_id, p.example_prompt
+from prompts as p
+left join labels as l using (benchmark)
+order by p.benchmark
+"""
+
+MODEL_SCORES_SQL = """
+select s.model, s.benchmark, s.onet_soc_code, o.title, s.n_tasks, s.n_prompts, s.share_of_occupation_tasks,
+       s.weighted_score, s.simple_score
+from analysis.occupation_model_scores as s
+join marts.dim_occupation as o using (onet_soc_code)
+order by s.benchmark, s.model, s.onet_soc_code
+"""
+
+ANALYSIS_TABLES = {
+    "coverage_curve": "select * from analysis.coverage_logit_curve order by exposed, log_wage_bill",
+    "coverage_ratio": "select * from analysis.coverage_logit_ratio",
+    "importance": "select * from analysis.importance_logit order by quintile, exposed",
+    "importance_ratio": "select * from analysis.importance_logit_ratio",
+    "sensitivity": "select * from analysis.coverage_sensitivity",
+    "uncovered_interval": "select * from analysis.work_time_uncovered_interval",
+    "score_differences": "select * from analysis.model_score_differences order by abs(gap) desc, model, benchmark, onet_soc_code",
+    "zones": "select * from analysis.workbank_task_zones order by task_id",
+    "coverage_by_zone": "select * from analysis.coverage_by_zone order by zone",
+    "green_light": "select * from analysis.unbenchmarked_green_light order by hours desc nulls last, task_id",
+    "telework": "select * from analysis.uncovered_by_telework",
+    "validation": "select * from labeling.judge_validation order by labeler, yardstick, level, metric",
+}
+
+
+def _read(con: duckdb.DuckDBPyConnection, sql: str, *tables: tuple[str, str]) -> pd.DataFrame:
+    if all(table_exists(con, schema, name) for schema, name in tables):
+        return con.execute(sql).df()
+    return pd.DataFrame()
+
+
+def _tables_in(sql: str) -> list[tuple[str, str]]:
+    found = []
+    for schema in ("marts", "analysis", "staging", "labeling"):
+        for part in sql.split(f"{schema}.")[1:]:
+            name = part.split()[0].rstrip(",)")
+            found.append((schema, name))
+    return found
+
+
+def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
+    """Everything the report shows, by name."""
+    frames = {
+        "occupations": OCCUPATION_MAP_SQL,
+        "families": FAMILY_SQL,
+        "benchmarks": BENCHMARK_INDEX_SQL,
+        "model_scores": MODEL_SCORES_SQL,
+        **ANALYSIS_TABLES,
+    }
+    return {name: _read(con, sql, *_tables_in(sql)) for name, sql in frames.items()}
