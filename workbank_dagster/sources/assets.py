@@ -47,6 +47,7 @@ def _file_asset(source: Source) -> dg.AssetsDefinition:
         group_name="sources",
         description=f"The file `{source.path}`; its data version is its SHA-256, so a changed file marks raw.{source.table} and everything below it stale.",
         metadata={"path": source.path},
+        tags={"dagster/kind/file": ""},
     )
     def _observe() -> dg.ObserveResult:
         path = source_path(source.path)

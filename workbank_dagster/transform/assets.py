@@ -2,12 +2,14 @@
 
 
 import os
+from collections.abc import Iterator
 
 import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
 
 from ..resources import WarehouseResource
 from ..settings import load_settings
+from .metadata import model_metadata
 from .project import dbt_build_args, dbt_project, ensure_manifest, translator
 
 ensure_manifest()
@@ -19,4 +21,31 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
     # dbt runs in its own process and reads the warehouse path from this variable (profiles.yml).
     os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_db.path)
     os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    yield from dbt.cli(dbt_build_args(settings), context=context).stream()
+    invocation = dbt.cli(dbt_build_args(settings), context=context)
+    yield from with_warehouse_metadata(invocation, warehouse_db)
+
+
+def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource) -> Iterator:
+    """dbt's events, each model's materialization given row count, typed and described columns and
+    column lineage, read from the warehouse once dbt has exited.
+
+    dagster-dbt's own `fetch_row_counts()` / `fetch_column_metadata()` query the warehouse while
+    dbt is still running; a DuckDB file allows one process at a time, so here the events wait for
+    dbt to finish and one connection reads what they need.
+    """
+    events, failure = [], None
+    try:
+        for event in invocation.stream():
+            events.append(event)
+    except Exception as exc:  # dbt failed: still report what it built, then fail the step
+        failure = exc
+    with warehouse_db.connect() as con:
+        extra = model_metadata(con, invocation.manifest, invocation.target_path, events)
+    for event in events:
+        unique_id = getattr(event, "metadata", {}).get("unique_id")
+        key = getattr(unique_id, "text", None)
+        if isinstance(event, (dg.Output, dg.AssetMaterialization)) and key in extra:
+            event = event.with_metadata({**event.metadata, **extra[key]})
+        yield event
+    if failure is not None:
+        raise failure

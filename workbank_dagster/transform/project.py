@@ -13,7 +13,7 @@ from typing import Any
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtProject
 
-from ..settings import DBT_PROJECT_DIR, Settings
+from ..settings import DBT_PROJECT_DIR, Settings, load_settings
 
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
@@ -41,9 +41,13 @@ def ensure_manifest() -> Path:
     """Run `dbt parse` when the manifest is missing or older than the project's files."""
     manifest = dbt_project.manifest_path
     if _sources_newer_than(manifest):
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+        # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
+        # dagster-dbt copies into each build's target folder) is only reused when they match.
+        settings = load_settings()
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "WORKBANK_DUCKDB_PATH": str(settings.duckdb_path)}
         completed = subprocess.run(
-            [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet"],
+            [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
+             "--vars", json.dumps(settings.dbt_vars, sort_keys=True)],
             cwd=DBT_PROJECT_DIR,
             env=env,
             capture_output=True,
