@@ -90,24 +90,59 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
     assert _materialize(small_env, [task_index], selection=None).success
     for key in ("cybench", "paperbench"):
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
-    hashes = []
-    # The second materialization finds every embedding cached and never loads the model (asserted below).
+    hashes, relabeled = [], []
+    # The second materialization finds every embedding cached and never loads the model (asserted below),
+    # and, its inputs unchanged, keeps the labels it made instead of retrieving again.
     for _ in range(2):
         result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
         assert result.success
+        relabeled.append(_labels_metadata(result)["benchmarks_relabeled"].value)
         with warehouse.connect(small_env["db"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
-    assert hashes[0] == hashes[1]
+    assert hashes[0] == hashes[1] and relabeled == [1, 0]
     assert _materialize(small_env, [embedded_judge_labels], partition_key="paperbench").success
     with warehouse.connect(small_env["db"]) as con:
         rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.embedded_labels group by 1 order by 1").fetchall()
         statuses = dict(con.execute("select status, count(*) from labeling.embedded_judgements group by 1").fetchall())
     assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 9 for r in rows)
     assert sum(statuses.values()) == 39 + 23
-    events = result.asset_materializations_for_node("embedded_judge_labels")
-    metadata = [e for e in events if e.asset_key == dg.AssetKey(["labeling", "embedded_labels"])][0].metadata
+    metadata = _labels_metadata(result)
     assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v2"
     assert metadata["embedded_now"].value == 0 and metadata["model_loaded"].value is False
+
+
+def _labels_metadata(result) -> dict:
+    events = result.asset_materializations_for_node("embedded_judge_labels")
+    return [e for e in events if e.asset_key == dg.AssetKey(["labeling", "embedded_labels"])][0].metadata
+
+
+def test_a_changed_benchmark_is_relabeled_and_only_it(small_env):
+    needed = [dg.AssetKey([prefix, table]) for prefix in ("raw", "files") for table in ("onet_task_statements", "onet_occupations")]
+    assert _materialize(small_env, [*file_assets, *raw_assets], selection=needed).success
+    for key in SMALL:
+        assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
+    both = dg.PartitionKeyRange("cybench", "paperbench")  # all three, as one single-run backfill
+    first = dg.materialize([embedded_judge_labels], instance=small_env["instance"], resources=small_env["resources"],
+                           tags={"dagster/asset_partition_range_start": both.start, "dagster/asset_partition_range_end": both.end})
+    assert first.success and _labels_metadata(first)["benchmarks_relabeled"].value == 3
+    path = small_env["sources"] / "benchmarks" / "paperbench.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))  # one prompt fewer
+    assert _materialize(small_env, [benchmark_prompts], partition_key="paperbench").success
+    second = dg.materialize([embedded_judge_labels], instance=small_env["instance"], resources=small_env["resources"],
+                            tags={"dagster/asset_partition_range_start": both.start, "dagster/asset_partition_range_end": both.end})
+    metadata = _labels_metadata(second)
+    assert metadata["benchmarks_relabeled"].value == 1 and metadata["benchmarks_unchanged"].value == 2
+    with warehouse.connect(small_env["db"]) as con:
+        counts = dict(con.execute("select benchmark, count(*) from labeling.embedded_judgements group by 1").fetchall())
+    assert counts == {"cybench": 39, "finance-agent": 50, "paperbench": 22}
+
+
+def test_sensor_first_tick_requests_only_partitions_never_materialized(small_env):
+    assert _materialize(small_env, [benchmark_prompts], partition_key="cybench").success
+    first = benchmark_files_sensor(dg.build_sensor_context(instance=small_env["instance"]))
+    assert sorted(r.partition_key for r in first.run_requests) == ["finance-agent", "paperbench"]
+    assert json.loads(first.cursor).keys() == set(SMALL)
 
 
 def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):

@@ -1,6 +1,9 @@
 """Labeling assets: the task index, each judge's labels per benchmark, and the judges' validation."""
 
+import hashlib
+import json
 import time
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
@@ -39,16 +42,21 @@ def embeddings_service() -> Embeddings:
 _INDEX_MEMO: dict[tuple, TaskIndex] = {}
 
 
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
-    """The task index, built once per process for a given content of the task and occupation tables
-    (a run materializes several assets that search it)."""
+def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
+    """What the task index is built from: the model and the content of the task and occupation tables."""
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
     occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
-    key = (
+    return (
         embeddings.embedder.model_name,
         int(pd.util.hash_pandas_object(tasks, index=False).sum()),
         int(pd.util.hash_pandas_object(occupations, index=False).sum()),
-    )
+    ), tasks, occupations
+
+
+def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
+    """The task index, built once per process for a given content of the task and occupation tables
+    (a run materializes several assets that search it)."""
+    key, tasks, occupations = task_index_key(warehouse_db, embeddings)
     if key not in _INDEX_MEMO:
         _INDEX_MEMO.clear()
         _INDEX_MEMO[key] = build_task_index(tasks, occupations, embeddings)
@@ -163,11 +171,19 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
     started = time.perf_counter()
     embeddings = embeddings_service()
     judge = embedded_judge(settings)
-    index = load_task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
-    retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
-    labels, judgements = label_rows(retrieved, judge.select(retrieved.candidates, index), judge.labeler)
-    write_partitions(warehouse_db, "embedded", judge.labeler, keys, labels, judgements)
+    prompts = partition_prompts(warehouse_db, keys)
+    # A benchmark whose prompts, task index, settings and labeling code are what its labels were
+    # made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
+    inputs = embedded_inputs(settings, judge, task_index_key(warehouse_db, embeddings)[0], prompts, keys)
+    stale = [key for key in keys if stored_inputs(warehouse_db, judge.labeler).get(key) != inputs[key]]
+    if stale:
+        index = load_task_index(warehouse_db, embeddings)
+        retrieved = retrieve(prompts[prompts["benchmark"].isin(stale)].reset_index(drop=True), index, embeddings, **retrieval_options(settings))
+        labels, judgements = label_rows(retrieved, judge.select(retrieved.candidates, index), judge.labeler)
+        write_partitions(warehouse_db, "embedded", judge.labeler, stale, labels, judgements)
+        write_inputs(warehouse_db, judge.labeler, {key: inputs[key] for key in stale})
+    labels, judgements = read_partitions(warehouse_db, "embedded", judge.labeler, keys)
     yield from _results(
         "embedded",
         labels,
@@ -175,6 +191,8 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
         {
             "labeler": judge.labeler,
             "selection_rule": dg.MetadataValue.json(judge.describe()),
+            "benchmarks_relabeled": len(stale),
+            "benchmarks_unchanged": len(keys) - len(stale),
             "chunks": embeddings.stats["chunks"],
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
@@ -182,6 +200,55 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
             "seconds": round(time.perf_counter() - started, 2),
         },
     )
+
+
+INPUTS_TABLE = "embedded_label_inputs"
+_LABELING_CODE = ("retrieval.py", "judges.py", "labels.py", "text.py", "embedder.py")
+
+
+def embedded_inputs(settings, judge: EmbeddedJudge, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
+    """Per benchmark, a SHA-256 of everything its embedded labels depend on."""
+    here = Path(__file__).parent
+    common = hashlib.sha256()
+    common.update(json.dumps([judge.labeler, judge.describe(), retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
+    for name in _LABELING_CODE:
+        common.update((here / name).read_bytes())
+    out = {}
+    for key in keys:
+        digest = common.copy()
+        part = prompts[prompts["benchmark"] == key]
+        digest.update("\x1f".join(f"{pid}\x1e{h}" for pid, h in zip(part["prompt_id"], part["prompt_hash"])).encode())
+        out[key] = digest.hexdigest()
+    return out
+
+
+def stored_inputs(warehouse_db: WarehouseResource, labeler: str) -> dict[str, str]:
+    with warehouse_db.connect() as con:
+        if not warehouse.table_exists(con, LABELING_SCHEMA, INPUTS_TABLE):
+            return {}
+        rows = con.execute(f"SELECT benchmark, inputs_sha256 FROM {LABELING_SCHEMA}.{INPUTS_TABLE} WHERE labeler = ?", [labeler]).fetchall()
+    return dict(rows)
+
+
+def write_inputs(warehouse_db: WarehouseResource, labeler: str, inputs: dict[str, str]) -> None:
+    """Recorded after the labels are written: a crash in between leaves an old key, so a re-label."""
+    frame = pd.DataFrame({"benchmark": list(inputs), "labeler": labeler, "inputs_sha256": list(inputs.values())})
+    with warehouse_db.connect() as con:
+        warehouse.replace_rows(con, LABELING_SCHEMA, INPUTS_TABLE, frame, {"benchmark": list(inputs), "labeler": labeler})
+
+
+def read_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    marks = ",".join("?" * len(keys))
+    with warehouse_db.connect() as con:
+        labels = con.execute(
+            f"SELECT * FROM {LABELING_SCHEMA}.{labels_table(judge)} WHERE labeler = ? AND benchmark IN ({marks}) ORDER BY benchmark, prompt_id, rank",
+            [labeler, *keys],
+        ).df()
+        judgements = con.execute(
+            f"SELECT * FROM {LABELING_SCHEMA}.{judgements_table(judge)} WHERE labeler = ? AND benchmark IN ({marks}) ORDER BY benchmark, prompt_id",
+            [labeler, *keys],
+        ).df()
+    return labels, judgements
 
 
 class LLMLabelsConfig(dg.Config):

@@ -74,7 +74,13 @@ def benchmark_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResu
     existing = set(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
     added = sorted(set(current) - existing)
     removed = sorted(existing - set(current))
-    changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
+    if context.cursor:
+        changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
+    else:
+        # First tick (a new instance, or the sensor just turned on): `make run` may have built every
+        # partition already, so only those never materialized are requested, not one run per file.
+        built = context.instance.get_materialized_partitions(dg.AssetKey(["raw", "benchmark_prompts"]))
+        changed = sorted(slug for slug in current if slug not in built)
     requests = [
         dg.RunRequest(run_key=f"{slug}:{current[slug]}", partition_key=slug, tags={"workbank/trigger": "benchmark_file"})
         for slug in changed
