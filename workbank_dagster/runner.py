@@ -111,6 +111,9 @@ def run_all() -> int:
         print("no benchmark files found", file=sys.stderr)
         return 2
     print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
+    # Load the definitions here first: reconstructable() swallows an error raised while loading
+    # them and fails later with a misleading "relative import" message.
+    get_all_assets_job()
     result = dg.execute_job(
         dg.reconstructable(get_all_assets_job),
         instance=instance,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -38,23 +40,39 @@ def _sources_newer_than(target: Path) -> bool:
 
 
 def ensure_manifest() -> Path:
-    """Run `dbt parse` when the manifest is missing or older than the project's files."""
+    """Run `dbt parse` when the manifest is missing or older than the project's files.
+
+    Several processes may import the definitions at once (the webserver's code server, a run, a
+    test): one parses at a time (a file lock), into a folder of its own, and the manifest and
+    dbt's partial-parse file are moved into place whole, so no process reads a half-written one.
+    """
     manifest = dbt_project.manifest_path
-    if _sources_newer_than(manifest):
+    if not _sources_newer_than(manifest):
+        return manifest
+    target = manifest.parent
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target / ".parse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not _sources_newer_than(manifest):  # another process parsed while this one waited
+            return manifest
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
         settings = load_settings()
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "WORKBANK_DUCKDB_PATH": str(settings.duckdb_path)}
-        completed = subprocess.run(
-            [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
-             "--vars", json.dumps(settings.dbt_vars, sort_keys=True)],
-            cwd=DBT_PROJECT_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if completed.returncode != 0:
-            raise RuntimeError(f"dbt parse failed:\n{completed.stdout}\n{completed.stderr}")
+        with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
+            completed = subprocess.run(
+                [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
+                 "--target-path", scratch, "--vars", json.dumps(settings.dbt_vars, sort_keys=True)],
+                cwd=DBT_PROJECT_DIR,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if completed.returncode != 0:
+                raise RuntimeError(f"dbt parse failed:\n{completed.stdout}\n{completed.stderr}")
+            for name in ("partial_parse.msgpack", "manifest.json"):  # the manifest last: it marks the parse done
+                if (Path(scratch) / name).exists():
+                    os.replace(Path(scratch) / name, target / name)
     return manifest
 
 
