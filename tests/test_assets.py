@@ -107,7 +107,7 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
     assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 9 for r in rows)
     assert sum(statuses.values()) == 39 + 23
     metadata = _labels_metadata(result)
-    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v2"
+    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v3"
     assert metadata["embedded_now"].value == 0 and metadata["model_loaded"].value is False
 
 

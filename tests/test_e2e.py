@@ -22,7 +22,7 @@ def test_headline_numbers(pipeline_run):
     assert h["n_prompts"] == 7_702
     assert h["total_employment"] == 152_091_610
     assert h["coverage_threshold"] == 5
-    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v2"
+    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v3"
     assert 0 < h["n_labels"] <= 10 * h["n_prompts"]
     assert 0 < h["n_tasks_covered"] < h["n_tasks"]
     assert 0.0 < h["work_time_share_uncovered"] < 1.0

@@ -145,3 +145,28 @@ def test_role_phrase():
     assert role_phrase("As the Director of Parks and Recreation, you plan events.") == "Director of Parks and Recreation"
     assert role_phrase("You are an AI assistant. Summarise this.") is None
     assert role_phrase("Sort the list as integers.") is None
+
+
+def test_role_phrase_common_forms():
+    from workbank_dagster.labeling.text import role_phrase
+
+    # after a date clause, after a name, with seniority, with a participle, with an abbreviation
+    assert role_phrase("It is August 20, 2025 and you are a Senior Lifestyle Manager at a luxury concierge company.") == "Lifestyle Manager"
+    assert role_phrase("You are John Pederson, a real estate broker with CRECO Denver.") == "real estate broker"
+    assert role_phrase("You are a Real Estate Broker licensed in the state of Florida.") == "Real Estate Broker"
+    assert role_phrase("You are a licensed pharmacist at a retail pharmacy.") == "licensed pharmacist"
+    assert role_phrase("You are the U.S. Sales Manager at Best Jeans.") == "US Sales Manager"
+    assert role_phrase("As our Senior Staff Accountant in Financial Reporting, you review the ledger.") == "Staff Accountant"
+    assert role_phrase("You are an Assistant Buyer at a large specialty retailer.") == "Assistant Buyer"
+    # generic or clause-like phrases are not roles
+    assert role_phrase("You are an employee at a software company.") is None
+    assert role_phrase("You are a bit anxious and want to get things done quickly before your flight leaves.") is None
+
+
+def test_without_urls():
+    from workbank_dagster.labeling.text import without_urls
+
+    text = "Open <http://owncloud> and http://the-agent-company.com:3002/home, then www.example.org/x now."
+    cleaned = without_urls(text)
+    assert "agent" not in cleaned and "owncloud" not in cleaned and "example" not in cleaned
+    assert cleaned.split() == ["Open", "and", "then", "now."]

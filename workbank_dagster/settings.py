@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # The default labeler, spelled `method:model:template-version` (METHOD.md §3).
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v2"
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v3"
 
 
 def _path(value: str | None, default: Path) -> Path:

@@ -4,9 +4,11 @@ For each prompt, occupations are ranked by a hybrid score, the sum of z-scored s
 
 - ``tasks``: mean cosine similarity of the prompt to the occupation's 3 most similar task statements;
 - ``centroid`` (weight 0.5): similarity to the mean of the occupation's task vectors;
-- ``lexical``: TF-IDF similarity (words and bigrams) of the prompt to a document made of the
-  occupation's title (twice), description and task statements: domain words (nurse, lease,
-  subpoena) that a small sentence model blurs;
+- ``lexical``: TF-IDF similarity (words and bigrams) of the prompt, without its URLs, to a document
+  made of the occupation's title (twice), description and task statements: domain words (nurse,
+  lease, subpoena) that a small sentence model blurs. URLs are dropped because their host names
+  are not words of the work (every TheAgentCompany prompt links the-agent-company.com, which
+  matched the "agents" and "company" of insurance-clerk tasks);
 - ``role`` and ``role_words``: when the prompt states a role ("You are a property manager…"),
   the similarity of that phrase to the occupation's title, as embeddings and as shared words.
 
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from .text import without_urls
 
 WEIGHTS = {"tasks": 1.0, "centroid": 0.5, "lexical": 1.0, "role": 1.0, "role_words": 1.0}
 _STOP = {"and", "of", "the", "all", "other", "except", "a", "an", "or", "in", "for"}
@@ -134,7 +138,7 @@ class TaskIndex:
             stop = start + chunk
             vectors = prompt_vectors[start:stop]
             sims = vectors @ self.task_vectors.T
-            lexical = (self._tfidf.transform(prompt_texts[start:stop]) @ self._documents.T).toarray()
+            lexical = (self._tfidf.transform([without_urls(t) for t in prompt_texts[start:stop]]) @ self._documents.T).toarray()
             score = (
                 WEIGHTS["tasks"] * _zscore(self._task_evidence(sims))
                 + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)

@@ -51,22 +51,52 @@ def pool_chunks(chunk_vectors: np.ndarray, owners: np.ndarray, n_texts: int) -> 
     return pooled
 
 
-# "You are a property manager…", "As the Director of Parks and Recreation, …": the role a prompt
-# asks the worker to play names the occupation better than anything else in it.
+# "You are a property manager…", "As the Director of Parks and Recreation, …", "It is May 2025 and you
+# are a financial analyst…", "You are Jane Doe, a real estate broker…": the role a prompt asks the
+# worker to play names the occupation better than anything else in it.
+_ABBREVIATION = re.compile(r"\b([A-Z])\.([A-Z])\.(?:([A-Z])\.)?")  # U.S. -> US, so the dots do not end the phrase
 _ROLE = re.compile(
-    r"(?:^|[.!?]\s+|,\s*|\n)\s*(?:you are|you're|you\u2019re|as|you work as|acting as|in your (?:role|capacity) as|"
-    r"your role is|imagine you are|assume the role of|you have been hired as|you serve as|you are working as)"
-    r"\s+(?:an?|the)\s+([A-Za-z][^.,;:()\n]{2,80})",
+    r"(?:(?:^|[.!?]\s+|[,;]\s*|\n)\s*(?:and\s+|so\s+)?(?:as|acting as|in your (?:role|capacity) as|your role is|imagine you are|assume the role of)"
+    r"|\b(?:you are|you're|you\u2019re|you work as|you have been hired as|you've been hired as|you serve as|you are working as|you are acting as))"
+    r"\s+(?:(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}),\s+)?(?:an?|the|our|your)\s+([A-Za-z][^.,;:()\n]{2,80})",
     re.IGNORECASE,
 )
-_ROLE_CUT = re.compile(r"\b(?:at|for|in|with|who|that|working|responsible|of a|of an|on|tasked)\b", re.IGNORECASE)
-_NOT_A_ROLE = re.compile(r"^(?:ai|an ai|language model|assistant|agent|helpful|llm|expert|chatbot|model|part of|result|example|follows)\b", re.IGNORECASE)
+# Where the role ends: a preposition, a relative clause or a participle ("a broker licensed in Florida",
+# "a nurse caring for…", "a project manager supporting…"), never at the phrase's first word.
+_ROLE_CUT = re.compile(
+    r"(?<=\s)(?:at|for|in|with|who|whom|that|which|where|whose|you|working|responsible|of a|of an|on|tasked|based|located|"
+    r"specializing|specialising|supporting|leading|overseeing|involved|assigned|caring|focused|representing|serving|"
+    r"licensed|from|within)\b",
+    re.IGNORECASE,
+)
+# Seniority and tenure say nothing about the occupation ("senior category buyer", "newly hired VP of Sales").
+_MODIFIER = re.compile(
+    r"^(?:(?:senior|junior|lead|new|newly (?:hired|appointed|promoted)|recently hired|mid-level|experienced|seasoned|current)\s+)+",
+    re.IGNORECASE,
+)
+_NOT_A_ROLE = re.compile(
+    r"^(?:(?:helpful|friendly|smart|intelligent|expert|useful)\s+)*(?:ai|an ai|language model|assistant|ai assistant|agent|ai agent|llm|"
+    r"chatbot|model|employee|worker|person|individual|member|team member|staff member|professional|expert|user|customer|part|result|"
+    r"example|follows|first step)$",
+    re.IGNORECASE,
+)
+ROLE_MAX_WORDS = 7
+_URL = re.compile(r"<?\b(?:https?://|www\.)[^\s<>()\"']+>?", re.IGNORECASE)
 
 
 def role_phrase(text: str, window: int = 1500) -> str | None:
     """The first role the prompt assigns ("pediatric nurse practitioner"), or None."""
-    for match in _ROLE.finditer(text[:window]):
+    text = _ABBREVIATION.sub(lambda m: "".join(g for g in m.groups() if g), text[:window])
+    for match in _ROLE.finditer(text):
         phrase = _ROLE_CUT.split(match.group(1).strip(), maxsplit=1)[0].strip()
+        if len(phrase.split()) > ROLE_MAX_WORDS:  # a clause ("a bit anxious and want to…"), not a job title
+            continue
+        phrase = _MODIFIER.sub("", phrase).strip()
         if len(phrase) >= 3 and not _NOT_A_ROLE.match(phrase):
             return phrase
     return None
+
+
+def without_urls(text: str) -> str:
+    """The text with its URLs removed: a host name ("the-agent-company.com") is not a word of the work."""
+    return _URL.sub(" ", text)
