@@ -88,7 +88,8 @@ def map_nodes(occupations: pd.DataFrame, families: pd.DataFrame) -> pd.DataFrame
             }
         )
     for occ in occupations.itertuples():
-        reach = f"{int(occ.n_benchmarks)} benchmarks: {esc(occ.top_benchmarks)}" if occ.n_benchmarks else "no benchmark reaches it"
+        plural = "benchmark" if occ.n_benchmarks == 1 else "benchmarks"
+        reach = f"{int(occ.n_benchmarks)} {plural}: {esc(occ.top_benchmarks)}" if occ.n_benchmarks else "no benchmark reaches it"
         if occ.n_benchmarks > 5:
             reach += f", and {int(occ.n_benchmarks) - 5} more"
         rows.append(
