@@ -176,7 +176,8 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
     # A benchmark whose prompts, task index, settings and labeling code are what its labels were
     # made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
     inputs = embedded_inputs(settings, judge, task_index_key(warehouse_db, embeddings)[0], prompts, keys)
-    stale = [key for key in keys if stored_inputs(warehouse_db, judge.labeler).get(key) != inputs[key]]
+    stored = stored_inputs(warehouse_db, judge.labeler)
+    stale = [key for key in keys if stored.get(key) != inputs[key]]
     if stale:
         index = load_task_index(warehouse_db, embeddings)
         retrieved = retrieve(prompts[prompts["benchmark"].isin(stale)].reset_index(drop=True), index, embeddings, **retrieval_options(settings))
