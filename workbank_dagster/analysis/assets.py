@@ -24,6 +24,7 @@ from marts.dim_task as d
 join marts.fct_task_coverage as c using (task_id)
 join marts.dim_occupation as o using (onet_soc_code)
 left join intermediate.int_task_hours as h using (task_id, onet_soc_code)
+order by d.task_id
 """
 
 
@@ -112,8 +113,10 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
         families = [r[0] for r in con.execute("select family_code from staging.stg_bls__soc_major_groups order by 1").fetchall()]
-        labels = con.execute("select benchmark, prompt_id, task_id, prompt_hash, labeler from staging.stg_labeling__prompt_task_labels").df()
-        prompts = con.execute("select benchmark, prompt_id from staging.stg_benchmarks__prompts").df()
+        labels = con.execute(
+            "select benchmark, prompt_id, task_id, prompt_hash, labeler from staging.stg_labeling__prompt_task_labels order by labeler, benchmark, prompt_id, task_id"
+        ).df()
+        prompts = con.execute("select benchmark, prompt_id from staging.stg_benchmarks__prompts order by benchmark, prompt_id").df()
         by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
         table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
         active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])

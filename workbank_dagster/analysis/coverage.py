@@ -85,7 +85,10 @@ def bootstrap_uncovered_share(
     the estimated bias (estimate - bootstrap mean), which keeps the bootstrap's spread and centres it
     on the estimate.
     """
-    prompts = prompts[["benchmark", "prompt_id"]].drop_duplicates().reset_index(drop=True)
+    # The draws index prompts by position: a fixed order makes the interval a function of the data,
+    # not of the order a table happens to return its rows in (a refreshed partition comes last).
+    prompts = prompts[["benchmark", "prompt_id"]].drop_duplicates().sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
+    tasks = tasks.sort_values("task_id").reset_index(drop=True)
     prompt_index = {key: i for i, key in enumerate(zip(prompts["benchmark"], prompts["prompt_id"]))}
     task_index = {int(t): j for j, t in enumerate(tasks["task_id"])}
     rows, cols = [], []

@@ -20,12 +20,17 @@ from ..warehouse import quote
 EXPORTED_SCHEMAS = ("marts", "analysis")
 
 
+# User audits (analysis.user_audit) run after the main job, in partitions of their own: they stay in
+# the warehouse and are not exported, so the exports of a run do not depend on what ran before it.
+NOT_EXPORTED = {("analysis", "user_audit")}
+
+
 def exported_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     rows = con.execute(
         "select table_schema, table_name from information_schema.tables where table_schema in (select unnest(?)) order by 1, 2",
         [list(EXPORTED_SCHEMAS)],
     ).fetchall()
-    return [(schema, name) for schema, name in rows]
+    return [(schema, name) for schema, name in rows if (schema, name) not in NOT_EXPORTED]
 
 
 def _sql_path(path: Path) -> str:
@@ -57,7 +62,8 @@ def column_types(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, st
     ).fetchall()
     out: dict[str, list[tuple[str, str]]] = {}
     for table, column, dtype in rows:
-        out.setdefault(table, []).append((column, dtype))
+        if tuple(table.split(".", 1)) not in NOT_EXPORTED:
+            out.setdefault(table, []).append((column, dtype))
     return out
 
 

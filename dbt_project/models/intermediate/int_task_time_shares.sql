@@ -42,7 +42,11 @@ select
     task_id,
     onet_soc_code,
     time_share_estimate,
-    share_unscaled / sum(share_unscaled) over (partition by onet_soc_code) as time_share,
+    -- An ordered frame fixes the order of the sum: with several DuckDB threads an unordered window
+    -- sum differed in its last bits between runs.
+    share_unscaled / sum(share_unscaled) over (
+        partition by onet_soc_code order by task_id rows between unbounded preceding and unbounded following
+    ) as time_share,
     time_share_method,
     time_share_method <> 'estimate' as time_share_imputed
 from unscaled
