@@ -1,0 +1,123 @@
+"""Idempotency of every asset: materialized again, each leaves the same tables and output files.
+
+On three small benchmarks: `make run` (all_assets over every partition, then user_audits), every
+table and view of every schema hashed, and every output file; `make run` again, hashed again; then
+the sensor's job (benchmark_refresh) for one partition, which rewrites that benchmark's rows and
+rebuilds everything downstream, hashed a third time. The second and third snapshots must equal the
+first, table by table and file by file (warehouse_snapshot.py: canonical hashes, floats to 10
+significant digits; bit-level differences are reported as warnings). The first snapshot must cover
+every asset the two jobs select: each asset keyed [schema, name] in a warehouse schema is the table
+or view schema.name; the report assets write the output files.
+
+(test_assets.py already checks one labels partition materialized twice; this covers every asset.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import dagster as dg
+import warehouse_snapshot as snap
+from concurrency_run import pipeline_env
+from conftest import ARTIFACTS, small_source_dir
+
+from workbank_dagster.settings import REPO_ROOT
+
+SMALL = ("cybench", "finance-agent", "paperbench")
+REFRESHED = "cybench"
+HELPER = REPO_ROOT / "tests" / "concurrency_run.py"
+WAREHOUSE_SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "analysis"}
+# Assets keyed in a warehouse schema that write no table: the task index lives in the embedding cache.
+NOT_TABLES = {"labeling/task_index"}
+JOBS = ("all_assets", "user_audits")  # what `make run` launches
+
+
+def _run(args, env, name):
+    completed = subprocess.run([sys.executable, str(HELPER), *args], check=False, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"idempotency_{name}.log").write_text(completed.stdout + completed.stderr)
+    assert completed.returncode == 0, completed.stderr[-5000:]
+    return completed
+
+
+def _selected_assets() -> set[str]:
+    from workbank_dagster.definitions import defs
+
+    keys = set()
+    for job in JOBS:
+        keys |= {"/".join(key.path) for key in defs.resolve_job_def(job).asset_layer.selected_asset_keys}
+    return keys
+
+
+def _materialization_runs(home, keys) -> dict[str, set[str]]:
+    """asset -> the runs that materialized it."""
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        return {key: {r.run_id for r in instance.fetch_materializations(dg.AssetKey(key.split("/")), limit=1000).records} for key in keys}
+    finally:
+        instance.dispose()
+
+
+def _snapshot(data_dir):
+    tables = snap.warehouse_hashes(data_dir / "warehouse.duckdb")
+    files = snap.file_hashes(data_dir / "outputs", data_dir)
+    return tables, files
+
+
+def _compare(label, first, second) -> list[str]:
+    """What differs canonically (the test fails on it); bit-level differences are only reported."""
+    (tables_1, files_1), (tables_2, files_2) = first, second
+    problems = [f"{label}: table {name}" for name in snap.differences(tables_1["canonical"], tables_2["canonical"])]
+    problems += [f"{label}: file {name}" for name in snap.differences(files_1["canonical"], files_2["canonical"])]
+    if not problems:
+        stem = label.split()[0]
+        snap.report_exact_differences(f"{label}, tables", tables_1["exact"], tables_2["exact"], ARTIFACTS / f"idempotency_exact_tables_{stem}.json")
+        snap.report_exact_differences(f"{label}, files", files_1["exact"], files_2["exact"], ARTIFACTS / f"idempotency_exact_files_{stem}.json")
+    return problems
+
+
+def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_path, source_dir, session_cache):
+    from workbank_dagster.transform.project import ensure_manifest
+
+    ensure_manifest()
+    sources = small_source_dir(tmp_path, source_dir, SMALL)
+    root = tmp_path / "run"
+    env = pipeline_env(root, sources, session_cache)
+    data_dir, home = root / "data", root / "dagster_home"
+    selected = _selected_assets()
+    timings = {}
+
+    started = time.monotonic()
+    _run(["cli"], env, "first")
+    timings["first"] = time.monotonic() - started
+    first = _snapshot(data_dir)
+
+    # Every asset was materialized, and each one that writes a table has its table.
+    runs = _materialization_runs(home, selected)
+    assert [key for key, ids in runs.items() if not ids] == [], "assets never materialized"
+    tables = snap.warehouse_tables(data_dir / "warehouse.duckdb")
+    expected = {key.replace("/", ".", 1) for key in selected if key.split("/")[0] in WAREHOUSE_SCHEMAS and key not in NOT_TABLES}
+    assert sorted(expected - set(tables)) == [], "assets without their table"
+    assert "headline.json" in first[1]["canonical"]
+    assert {key for key in selected if key.startswith("report/")} and len(first[1]["canonical"]) > 1
+    unowned = sorted(set(tables) - expected)  # written by an asset under another name (memo tables)
+
+    started = time.monotonic()
+    _run(["cli"], env, "second")
+    timings["second"] = time.monotonic() - started
+    runs_after = _materialization_runs(home, selected)
+    assert [key for key in selected if len(runs_after[key]) < 2] == [], "assets not materialized again"
+    second = _snapshot(data_dir)
+    problems = _compare("second make run", first, second)
+
+    # The sensor's job for one benchmark: its rows are deleted and inserted again (so they now sit
+    # after the other benchmarks' rows), and every mart and analysis table is rebuilt from them.
+    started = time.monotonic()
+    _run(["refresh", REFRESHED], env, "refresh")
+    timings["refresh"] = time.monotonic() - started
+    third = _snapshot(data_dir)
+    problems += _compare(f"refresh of {REFRESHED}", first, third)
+    print(f"timings {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}; {len(tables)} tables and views; not an asset's own table: {unowned}")
+    assert problems == [], "materialized again, these changed:\n" + "\n".join(problems)
