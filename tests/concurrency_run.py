@@ -121,11 +121,7 @@ def run_job(executor: str, max_concurrent: int = 2, keys: list[str] | None = Non
     result = dg.execute_job(
         dg.reconstructable(all_assets_job),
         instance=instance,
-        tags={
-            "dagster/asset_partition_range_start": partitions[0],
-            "dagster/asset_partition_range_end": partitions[-1],
-            "workbank/trigger": f"test {executor}",
-        },
+        tags=runner.partition_range_tags(partitions, f"test {executor}"),
         run_config={"execution": {"config": execution}},
         asset_selection=[dg.AssetKey(key.split("/")) for key in keys] if keys else None,
     )

@@ -61,6 +61,11 @@ def sync_partitions(instance) -> tuple[list[str], list[str]]:
     return sync_dynamic_partitions(instance, benchmarks_partitions.name, current)
 
 
+def partition_range_tags(keys: list[str], trigger: str) -> dict[str, str]:
+    """Tags of one run over the partitions `keys[0]`..`keys[-1]` (the single-run backfill policy)."""
+    return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1], "workbank/trigger": trigger}
+
+
 def get_all_assets_job():
     from .definitions import defs
 
@@ -92,7 +97,7 @@ def run_audits(instance) -> bool:
     result = dg.execute_job(
         dg.reconstructable(get_audits_job),
         instance=instance,
-        tags={"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1], "workbank/trigger": "make run"},
+        tags=partition_range_tags(keys, "make run"),
         run_config={"execution": {"config": {"in_process": {}}}},
     )
     print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
@@ -117,11 +122,7 @@ def run_all() -> int:
     result = dg.execute_job(
         dg.reconstructable(get_all_assets_job),
         instance=instance,
-        tags={
-            "dagster/asset_partition_range_start": keys[0],
-            "dagster/asset_partition_range_end": keys[-1],
-            "workbank/trigger": "make run",
-        },
+        tags=partition_range_tags(keys, "make run"),
         run_config={"execution": {"config": {"in_process": {}}}},
     )
     settings = load_settings()

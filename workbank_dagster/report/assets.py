@@ -6,7 +6,6 @@ static_figures.py, the page from page.py, the files from exports.py.
 
 
 import json
-import os
 from pathlib import Path
 
 import dagster as dg
@@ -19,12 +18,13 @@ from ..settings import load_settings
 from ..sources.registry import SOURCES
 from ..sources.validate import file_sha256
 from ..transform.assets import dbt_models
-from ..transform.project import dbt_project
+from ..transform.project import dbt_project, dbt_vars_args, point_dbt_at
 from .attribution import benchmark_sources, reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, fingerprint, unchanged, write_json_atomic, write_text_atomic
 from .headline import headline_numbers
 from .page import render_report
-from .static_figures import available_figures, write_static_figures
+from .figures import available_figures
+from .static_figures import write_static_figures
 from .tables import report_frames
 
 COMMON = {"group_name": "report", "owners": ["team:analysis"], "pool": "warehouse"}
@@ -81,12 +81,10 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
     )
 
 
-def _dbt_docs(dbt: DbtCliResource, warehouse_path: Path, target: Path) -> tuple[dict, dict, Path | None]:
+def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> tuple[dict, dict, Path | None]:
     """`dbt docs generate --static` into `target`: its manifest, catalog, and the one-file docs site."""
-    settings = load_settings()
-    os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    args = ["docs", "generate", "--static", "--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
+    point_dbt_at(warehouse_path)
+    args = ["docs", "generate", "--static", *dbt_vars_args(settings)]
     invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
     invocation.wait()
     manifest = json.loads((target / "manifest.json").read_text())
@@ -116,7 +114,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     stamp = settings.data_dir / "dbt_docs" / "dictionary.sha256"
     rebuilt = not unchanged(stamp, key, *outputs)
     if rebuilt:
-        manifest, catalog, static = _dbt_docs(dbt, Path(warehouse_db.path), settings.data_dir / "dbt_docs")
+        manifest, catalog, static = _dbt_docs(dbt, settings, Path(warehouse_db.path), settings.data_dir / "dbt_docs")
         markdown, records = data_dictionary(types, dbt_descriptions(manifest, catalog), _asset_descriptions(), exports)
         write_text_atomic(outputs[0], markdown)
         write_text_atomic(outputs[1], pd.DataFrame(records).to_csv(index=False))

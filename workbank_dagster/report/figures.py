@@ -25,10 +25,32 @@ MAP_ROOT = "US occupations"
 
 
 def esc(value) -> str:
-    """Text for a Plotly label or hover: HTML-escaped (Plotly decodes the entities when it draws)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    """Text for the page, a Plotly label or a hover: HTML-escaped (Plotly decodes the entities when
+    it draws); a missing value is empty."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
         return ""
     return html.escape(str(value), quote=True)
+
+
+# Each figure and the report frames it is drawn from (report/tables.py), for the page and the SVGs.
+FIGURE_DATA = {
+    "benchmark_map": ("occupations", "families"),
+    "coverage_curves": ("coverage_curve",),
+    "importance_quintiles": ("importance",),
+    "model_scores": ("model_scores",),
+    "workbank_landscape": ("zones",),
+    "family_work_time": ("families",),
+}
+
+
+def available_figures(frames: dict[str, pd.DataFrame]) -> list[str]:
+    """The figures this run can draw: their frames have rows, and estimates where they have a `p`
+    (a small run may leave a regression not estimable)."""
+
+    def has_data(frame) -> bool:
+        return frame is not None and len(frame) > 0 and ("p" not in frame or frame["p"].notna().any())
+
+    return [name for name, needs in FIGURE_DATA.items() if all(has_data(frames.get(n)) for n in needs)]
 
 
 def _layout(fig: go.Figure, title: str, height: int = 460) -> go.Figure:

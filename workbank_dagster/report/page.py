@@ -2,13 +2,12 @@
 
 `render_report` is pure: frames, headline numbers, settings and data versions in, one HTML string
 out. plotly.js is inlined once, so the file works opened from disk with no network. Every value
-that comes from data goes through `html.escape` (tables) or `figures.esc` (figures): a prompt that
+that comes from data goes through `figures.esc` (tables and figures): a prompt that
 contains `<script>` is shown as text.
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Callable, Mapping
 
@@ -17,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from . import figures
+from .figures import available_figures, esc
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
 
 CSS = """
@@ -74,30 +74,22 @@ NOT_ESTIMABLE = "<p class='note'>Not estimable in this run (too few covered task
 
 
 def _isnan(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
-
-
-def esc(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
-        return ""
-    return html.escape(str(value), quote=True)
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
 
 
 def pct(value, digits: int = 1) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.{digits}f}%"
+    return "—" if _isnan(value) else f"{100 * value:.{digits}f}%"
 
 
 def num(value, digits: int = 0) -> str:
-    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:,.{digits}f}"
+    return "—" if _isnan(value) else f"{value:,.{digits}f}"
 
 
 Column = tuple[str, str, Callable | None]  # (column, heading, formatter returning plain text)
 
 
 def html_table(frame: pd.DataFrame, columns: list[Column], *, scroll: bool = False, table_id: str | None = None) -> str:
-    """An escaped HTML table: numbers right-aligned, every cell passed through html.escape."""
+    """An escaped HTML table: numbers right-aligned, every cell passed through `esc`."""
     if frame.empty:
         return '<p class="note">Not computed in this run.</p>'
     head = "".join(
@@ -233,9 +225,10 @@ def render_report(
 ) -> str:
     f = frames
     threshold = settings["coverage_threshold"]
+    drawable = set(available_figures(f))
     parts: list[str] = []
 
-    if len(f["occupations"]):
+    if "benchmark_map" in drawable:
         body = figure_div(figures.benchmark_map(f["occupations"], f["families"], threshold), "benchmark-map")
         body += ("<p class='note'>Click a family to expand it into its occupations; click the path bar above the map to go back. "
                  "Hover a tile for its tasks covered, employment and the benchmarks that reach it (prompts labeled with any of its tasks).</p>")
@@ -249,7 +242,7 @@ def render_report(
     families = f["families"].assign(share_uncovered=f["families"]["hours_uncovered"] / f["families"]["hours"]) if len(f["families"]) else f["families"]
     telework = html_table(f["telework"], [("group", "Dingel–Neiman group", None), ("share_uncovered", "hours uncovered", pct),
                                           ("share_of_all_uncovered_hours", "share of all uncovered hours", pct)])
-    body = (figure_div(figures.family_work_time(f["families"]), "family-work-time") if len(f["families"]) else "") + html_table(families, fam_cols)
+    body = (figure_div(figures.family_work_time(f["families"]), "family-work-time") if "family_work_time" in drawable else "") + html_table(families, fam_cols)
     body += "<h3>Teleworkable or not</h3>" + telework
     body += ("<p class='note'>Telework scores use the O*NET-SOC 2010 taxonomy; occupations whose code does not match are 'unmatched'.</p>")
     parts.append(_section("work-time", "Where US work time goes uncovered", "Work hours = OEWS employment × 2,080 h × each task's time share.", body))
@@ -260,7 +253,7 @@ def render_report(
         r = ratio.iloc[0]
         lede += (f" At the median wage bill, exposed tasks are <b>{r.estimate:.2f}×</b> as likely to be covered (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}; "
                  f"{num(r.n_obs)} tasks, {int(r.n_clusters)} clusters).")
-    body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if f["coverage_curve"].get("p", pd.Series()).notna().any() else NOT_ESTIMABLE
+    body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if "coverage_curves" in drawable else NOT_ESTIMABLE
     parts.append(_section("exposure", "Coverage, AI exposure and wages", lede, body))
 
     ratio = f["importance_ratio"]
@@ -269,7 +262,7 @@ def render_report(
         r = ratio.iloc[0]
         lede += (f" Top vs bottom quintile: <b>{r.estimate:.2f}×</b> (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}); "
                  f"{int(r.occupations_dropped)} occupations with all or none of their tasks covered leave the sample.")
-    body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if f["importance"].get("p", pd.Series()).notna().any() else NOT_ESTIMABLE
+    body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if "importance_quintiles" in drawable else NOT_ESTIMABLE
     parts.append(_section("importance", "Coverage and task importance", lede, body))
 
     sens_cols = [("variant", "variant", None), ("threshold", "threshold", num), ("labeler", "labeler", None),
@@ -285,7 +278,7 @@ def render_report(
 
     diff_cols = [("label", "occupation · tasks · prompts", None), ("model", "model", None), ("benchmark", "benchmark", None),
                  ("weighted_score", "O*NET-weighted", lambda v: num(v, 3)), ("simple_score", "simple", lambda v: num(v, 3)), ("gap", "gap", lambda v: num(v, 3))]
-    body = figure_div(figures.model_scores_figure(f["model_scores"]), "model-scores") if len(f["model_scores"]) else ""
+    body = figure_div(figures.model_scores_figure(f["model_scores"]), "model-scores") if "model_scores" in drawable else ""
     body += "<h3>Largest differences</h3>" + html_table(f["score_differences"], diff_cols)
     parts.append(_section("scores", "O*NET-weighted vs simple model scores",
                           f"Per model and occupation: tasks with at least {esc(settings['min_prompts_per_task'])} scored prompts; the weighted score counts "
@@ -295,7 +288,7 @@ def render_report(
                  ("hours", "work hours", lambda v: num(v))]
     green_cols = [("occupation_title", "occupation", None), ("task", "task", None), ("mean_desire", "desire", lambda v: num(v, 1)),
                   ("mean_capability", "capability", lambda v: num(v, 1)), ("n_prompts", "prompts", num), ("hours", "US work hours / yr", lambda v: num(v))]
-    body = figure_div(figures.workbank_landscape(f["zones"]), "workbank-landscape") if len(f["zones"]) else ""
+    body = figure_div(figures.workbank_landscape(f["zones"]), "workbank-landscape") if "workbank_landscape" in drawable else ""
     body += "<h3>Coverage by zone</h3>" + html_table(f["coverage_by_zone"], zone_cols)
     body += (f"<h3>Green Light tasks no benchmark covers ({len(f['green_light'])})</h3><p class='note'>Workers want them automated and experts "
              "rate agents capable, yet fewer than the threshold of prompts exercise them: ranked by US work hours, the benchmarks nobody has built.</p>")

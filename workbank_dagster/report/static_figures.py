@@ -18,7 +18,7 @@ from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from .figures import COVERAGE_SCALE, COVERED, EXPOSED, NOT_EXPOSED, UNCOVERED  # noqa: E402
+from .figures import COVERAGE_SCALE, COVERED, EXPOSED, FIGURE_DATA, NOT_EXPOSED, UNCOVERED, available_figures  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "workbank", "svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
 COVERAGE_CMAP = LinearSegmentedColormap.from_list("coverage", [(stop, colour) for stop, colour in COVERAGE_SCALE])
@@ -184,24 +184,18 @@ def family_work_time_svg(families: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path)
 
 
-FIGURES = {
-    "benchmark_map": (("occupations", "families"), benchmark_map_svg),
-    "coverage_curves": (("coverage_curve",), coverage_curves_svg),
-    "importance_quintiles": (("importance",), importance_svg),
-    "model_scores": (("model_scores",), model_scores_svg),
-    "workbank_landscape": (("zones",), workbank_landscape_svg),
-    "family_work_time": (("families",), family_work_time_svg),
+SVG_DRAWERS = {
+    "benchmark_map": benchmark_map_svg,
+    "coverage_curves": coverage_curves_svg,
+    "importance_quintiles": importance_svg,
+    "model_scores": model_scores_svg,
+    "workbank_landscape": workbank_landscape_svg,
+    "family_work_time": family_work_time_svg,
 }
-
-
-def available_figures(frames: dict[str, pd.DataFrame]) -> list[str]:
-    """The figures whose data this run has."""
-    def has_data(frame) -> bool:
-        return frame is not None and len(frame) > 0 and ("p" not in frame or frame["p"].notna().any())
-
-    return [name for name, (needs, _) in FIGURES.items() if all(has_data(frames.get(n)) for n in needs)]
 
 
 def write_static_figures(frames: dict[str, pd.DataFrame], folder: Path) -> dict[str, Path]:
     """Every figure whose data exists, as `<folder>/<name>.svg`."""
-    return {name: FIGURES[name][1](*(frames[n] for n in FIGURES[name][0]), folder / f"{name}.svg") for name in available_figures(frames)}
+    return {
+        name: SVG_DRAWERS[name](*(frames[n] for n in FIGURE_DATA[name]), folder / f"{name}.svg") for name in available_figures(frames)
+    }

@@ -1,7 +1,6 @@
 """Every dbt model an asset, every dbt test an asset check, built by one `dbt build` per run."""
 
 
-import os
 from collections.abc import Iterator
 
 import dagster as dg
@@ -10,18 +9,15 @@ from dagster_dbt import DbtCliResource, dbt_assets
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from .metadata import model_metadata
-from .project import dbt_build_args, dbt_project, ensure_manifest, translator
+from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, translator
 
 ensure_manifest()
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=translator, pool="warehouse", name="dbt_models")
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource):
-    settings = load_settings()
-    # dbt runs in its own process and reads the warehouse path from this variable (profiles.yml).
-    os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_db.path)
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
-    invocation = dbt.cli(dbt_build_args(settings), context=context)
+    point_dbt_at(warehouse_db.path)
+    invocation = dbt.cli(dbt_build_args(load_settings()), context=context)
     yield from with_warehouse_metadata(invocation, warehouse_db)
 
 

@@ -62,7 +62,7 @@ def ensure_manifest() -> Path:
         with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
             completed = subprocess.run(
                 [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
-                 "--target-path", scratch, "--vars", json.dumps(settings.dbt_vars, sort_keys=True)],
+                 "--target-path", scratch, *dbt_vars_args(settings)],
                 cwd=DBT_PROJECT_DIR,
                 env=env,
                 capture_output=True,
@@ -76,9 +76,20 @@ def ensure_manifest() -> Path:
     return manifest
 
 
+def dbt_vars_args(settings: Settings) -> list[str]:
+    """The pipeline's settings as dbt `--vars`, spelled the same for parse, build and docs."""
+    return ["--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
+
+
+def point_dbt_at(warehouse_path: Path | str) -> None:
+    """dbt runs in its own process and reads the warehouse path from this variable (profiles.yml)."""
+    os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+
+
 def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
     """`dbt build` with the pipeline's settings as --vars (tested without running dbt)."""
-    args = ["build", "--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
+    args = ["build", *dbt_vars_args(settings)]
     if select:
         args += ["--select", select]
     return args
