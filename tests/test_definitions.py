@@ -91,3 +91,25 @@ def test_llm_judge_runs_only_in_its_own_job():
     llm_job = defs.resolve_job_def("llm_labeling").asset_layer.selected_asset_keys
     assert not (llm & everything) and not (llm & refresh)
     assert llm <= llm_job and dg.AssetKey(["labeling", "judge_validation"]) in llm_job
+
+
+def test_dbt_resource_skips_only_what_it_says_it_skips():
+    """`DbtCli` overrides two private members of dagster-dbt: they must still exist (an upgrade that
+    renames them would silently bring back the cost), and the version it reports without running
+    `dbt --version` must be the one that command prints."""
+    import re
+    import subprocess
+
+    from dagster_dbt import DbtCliResource
+
+    from workbank_dagster.transform.project import DbtCli, dbt_executable, dbt_project
+
+    assert callable(getattr(DbtCliResource, "_initialize_dbt_core_adapter", None))
+    assert hasattr(DbtCliResource._cli_version, "func")  # still a cached_property
+    resource = defs.resources["dbt"]
+    assert isinstance(resource, DbtCli)
+    printed = subprocess.run([dbt_executable(), "--version"], capture_output=True, text=True, check=True).stdout
+    installed = re.search(r"installed:\s*(\d+\.\d+\.\d+)", printed) or re.search(r"(\d+\.\d+\.\d+)", printed)
+    assert str(resource._cli_version) == installed.group(1)
+    assert resource._initialize_dbt_core_adapter(["build"]) is None
+    assert str(DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable())._cli_version).startswith("1.11.")

@@ -247,7 +247,7 @@ def test_dbt_profile_matches_the_repository():
     project_py = (PACKAGE / "transform" / "project.py").read_text()
     definitions_py = (PACKAGE / "definitions.py").read_text()
     assert not re.search(r"--target(?![-\w])", project_py)  # --target-path (where dbt writes) is fine
-    for source, call in ((project_py, "DbtProject"), (definitions_py, "DbtCliResource")):
+    for source, call in ((project_py, "DbtProject"), (definitions_py, "DbtCli")):
         calls = re.findall(rf"\b{call}\(([^)]*)\)", source)
         assert calls and not any(re.search(r"\btarget\s*=", args) for args in calls), (
             f"{call}(...) now sets a target: update docs/scaling.md §2"

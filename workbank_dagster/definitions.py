@@ -1,7 +1,6 @@
 """The Definitions object and nothing else."""
 
 import dagster as dg
-from dagster_dbt import DbtCliResource
 
 from .analysis.assets import analysis_assets
 from .analysis.audit_assets import audit_files_sensor, user_audit, user_audits_job
@@ -13,7 +12,7 @@ from .resources import default_chat_model, default_warehouse
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
 from .transform.assets import dbt_models
-from .transform.project import dbt_executable, dbt_project
+from .transform.project import DbtCli, dbt_executable, dbt_project
 
 defs = dg.Definitions(
     assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, *report_assets],
@@ -23,6 +22,6 @@ defs = dg.Definitions(
     resources={
         "warehouse_db": default_warehouse(),
         "chat_model": default_chat_model(),
-        "dbt": DbtCliResource(project_dir=dbt_project, dbt_executable=dbt_executable()),
+        "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),
     },
 )
