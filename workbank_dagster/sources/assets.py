@@ -1,4 +1,5 @@
-"""Thin Dagster assets over the parsers: observe each file's hash, parse, validate, write `raw.*`."""
+"""Thin Dagster assets over the parsers: observe each file's hash, parse, validate, write `raw.*`
+(or, for a file whose hash and parser are unchanged, keep the rows it already wrote: `load_memo`)."""
 
 
 from pathlib import Path
@@ -9,6 +10,7 @@ import pandas as pd
 from .. import warehouse
 from ..resources import WarehouseResource
 from ..settings import load_settings
+from . import load_memo
 from .fetch import ensure_source
 from .registry import SOURCES, Source
 from .validate import file_sha256
@@ -70,13 +72,18 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
     )
     def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
         path = source_path(source.path)
-        frame = source.read(path)
+        digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
         with warehouse_db.connect() as con:
-            warehouse.replace_table(con, RAW_SCHEMA, source.table, frame)
-        digest = file_sha256(path)
-        context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}")
+            frame = load_memo.reuse(con, RAW_SCHEMA, source.table, digest)
+        parsed = frame is None
+        if parsed:
+            frame = source.read(path)
+            with warehouse_db.connect() as con:
+                warehouse.replace_table(con, RAW_SCHEMA, source.table, frame)
+                load_memo.record(con, RAW_SCHEMA, source.table, digest, frame)
+        context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
         return dg.MaterializeResult(
-            metadata={**table_metadata(frame, source), "sha256": digest},
+            metadata={**table_metadata(frame, source), "sha256": digest, "parsed": parsed},
             data_version=dg.DataVersion(digest),
         )
 

@@ -13,6 +13,7 @@ from .. import warehouse
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import load_settings
+from . import load_memo
 from .assets import RAW_SCHEMA, table_metadata
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
 from .validate import SourceFormatError, file_sha256
@@ -21,23 +22,37 @@ PROMPTS_TABLE = "benchmark_prompts"
 RESULTS_TABLE = "benchmark_results"
 
 
-def _write_partitions(context, warehouse_db, table, keys, load):
-    """Parse and write each partition; collect errors and raise once, after the good ones are in."""
+def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
+    """Parse and write each partition; collect errors and raise once, after the good ones are in.
+
+    A partition whose file hash and parser are those of its recorded load keeps its rows and is
+    read back rather than parsed (`load_memo`)."""
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
     frames = []
+    reused = 0
     for key in keys:
         try:
             check_slug(key, f"partition {key!r}")
-            frame = load(key)
+            path = path_of(key)
+            digest = file_sha256(path) if path.is_file() else "missing"
+            with warehouse_db.connect() as con:
+                frame = load_memo.reuse(con, RAW_SCHEMA, table, digest, partition=key)
+            if frame is None:
+                frame = parse(key, path, digest)
+                with warehouse_db.connect() as con:
+                    warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key})
+                    load_memo.record(con, RAW_SCHEMA, table, digest, frame, partition=key)
+            else:
+                reused += 1
         except SourceFormatError as exc:
             errors[key] = str(exc)
             context.log.error(str(exc))
             continue
-        with warehouse_db.connect() as con:
-            warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key})
         written[key] = len(frame)
         frames.append(frame)
+    if reused:
+        context.log.info(f"raw.{table}: {reused} of {len(keys)} partition(s) unchanged, kept without parsing")
     if errors:
         raise dg.Failure(
             description=f"{len(errors)} benchmark file(s) rejected; {len(written)} other partition(s) written and left intact",
@@ -66,15 +81,16 @@ PARTITIONED_SOURCE = {
 def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     settings = load_settings()
 
-    def load(key: str) -> pd.DataFrame:
-        path = settings.benchmarks_dir / f"{key}.jsonl"
+    def parse(key: str, path, digest: str) -> pd.DataFrame:
         if not path.is_file():
             raise SourceFormatError(path, "benchmark file not found (was it removed? delete the partition too)")
         frame = read_benchmark_prompts(path)
-        frame["source_sha256"] = file_sha256(path)
+        frame["source_sha256"] = digest
         return frame
 
-    written, combined = _write_partitions(context, warehouse_db, PROMPTS_TABLE, context.partition_keys, load)
+    written, combined = _write_partitions(
+        context, warehouse_db, PROMPTS_TABLE, context.partition_keys, lambda key: settings.benchmarks_dir / f"{key}.jsonl", parse
+    )
     metadata = table_metadata(combined)
     metadata["prompts_by_benchmark"] = dg.MetadataValue.json(written)
     if len(combined):
@@ -94,8 +110,7 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
 def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     settings = load_settings()
 
-    def load(key: str) -> pd.DataFrame:
-        path = settings.results_dir / f"{key}.csv"
+    def parse(key: str, path, digest: str) -> pd.DataFrame:
         if not path.is_file():
             return pd.DataFrame(
                 {"benchmark": pd.array([], dtype="string"), "model": pd.array([], dtype="string"), "prompt_id": pd.array([], dtype="string"),
@@ -103,7 +118,9 @@ def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: Warehouse
             )
         return read_benchmark_results(path, key)
 
-    written, combined = _write_partitions(context, warehouse_db, RESULTS_TABLE, context.partition_keys, load)
+    written, combined = _write_partitions(
+        context, warehouse_db, RESULTS_TABLE, context.partition_keys, lambda key: settings.results_dir / f"{key}.csv", parse
+    )
     metadata = table_metadata(combined)
     metadata["rows_by_benchmark"] = dg.MetadataValue.json(written)
     if len(combined):
