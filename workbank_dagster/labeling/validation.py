@@ -38,16 +38,44 @@ def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def title_matcher(occupations: pd.DataFrame, crosswalk: pd.DataFrame):
+    """title → O*NET-SOC codes (with tasks): by O*NET title, else by OEWS/NEM title (13-1020 …).
+
+    An O*NET title matches every code of its detailed SOC occupation (its first 7 characters).
+    The lookups are built once; matching a title is then a dictionary read.
+    """
+    codes = set(occupations["onet_soc_code"])
+    by_detailed: dict[str, set[str]] = {}
+    for code in codes:
+        by_detailed.setdefault(code[:7], set()).add(code)
+    by_title: dict[str, set[str]] = {}
+    for title, code in zip(occupations["title"].str.strip().str.lower(), occupations["onet_soc_code"]):
+        by_title.setdefault(title, set()).update(by_detailed[code[:7]])
+    by_oews: dict[str, set[str]] = {}
+    for title, code in zip(crosswalk["oews_title"].str.lower(), crosswalk["onet_soc_code"]):
+        if code in codes:
+            by_oews.setdefault(title, set()).add(code)
+
+    def match(title: str) -> set[str]:
+        wanted = title.strip().lower()
+        return set(by_title.get(wanted) or by_oews.get(wanted) or set())
+
+    return match
+
+
 def occupation_codes_for_title(title: str, occupations: pd.DataFrame, crosswalk: pd.DataFrame) -> set[str]:
     """O*NET-SOC codes (with tasks) for a title: by O*NET title, else by OEWS/NEM title (13-1020 …)."""
-    wanted = title.strip().lower()
-    by_title = occupations[occupations["title"].str.lower() == wanted]["onet_soc_code"].tolist()
-    codes = set(occupations["onet_soc_code"])
-    if by_title:
-        detailed = {code[:7] for code in by_title}
-        return {code for code in codes if code[:7] in detailed}
-    matched = crosswalk[crosswalk["oews_title"].str.lower() == wanted]["onet_soc_code"]
-    return set(matched) & codes
+    return title_matcher(occupations, crosswalk)(title)
+
+
+def _ranked_tasks(labels: pd.DataFrame, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
+    """(benchmark, prompt_id) → task ids in rank order, for the prompts in `keys` only (one sort)."""
+    wanted = labels[[key in keys for key in zip(labels["benchmark"], labels["prompt_id"])]]
+    wanted = wanted.sort_values(["benchmark", "prompt_id", "rank"], kind="stable")
+    out: dict[tuple[str, str], list[int]] = {}
+    for benchmark, prompt_id, task_id in zip(wanted["benchmark"], wanted["prompt_id"], wanted["task_id"].astype(int)):
+        out.setdefault((benchmark, prompt_id), []).append(int(task_id))
+    return out
 
 
 def dev_gold(labels_dev_dir: Path, occupations: pd.DataFrame, crosswalk: pd.DataFrame) -> pd.DataFrame:
@@ -55,8 +83,9 @@ def dev_gold(labels_dev_dir: Path, occupations: pd.DataFrame, crosswalk: pd.Data
     rows = []
     gdpval = labels_dev_dir / "gdpval.jsonl"
     if gdpval.is_file():
+        match = title_matcher(occupations, crosswalk)
         for record in _read_jsonl(gdpval):
-            codes = occupation_codes_for_title(record["occupation"], occupations, crosswalk)
+            codes = match(record["occupation"])
             if not codes:
                 raise ValueError(f"{gdpval}: occupation title {record['occupation']!r} matches no O*NET or OEWS title")
             rows.append((record["benchmark"], str(record["prompt_id"]), record["occupation"], codes, {c[:2] for c in codes}))
@@ -72,10 +101,7 @@ def dev_gold(labels_dev_dir: Path, occupations: pd.DataFrame, crosswalk: pd.Data
 
 def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gold: pd.DataFrame) -> dict:
     """Family accuracy (top label) on every gold prompt; occupation accuracy (any label) where known."""
-    by_prompt = {
-        key: group.sort_values("rank")["task_id"].astype(int).tolist()
-        for key, group in labels.groupby(["benchmark", "prompt_id"], sort=False)
-    }
+    by_prompt = _ranked_tasks(labels, set(zip(gold["benchmark"], gold["prompt_id"])))
     family_hits = occupation_hits = n_occupation = n_labels = 0
     per_benchmark: dict[str, list[int]] = {}
     for row in gold.itertuples(index=False):
@@ -121,7 +147,7 @@ def _prf(predicted: list[set], truth: list[set]) -> dict:
 
 def score_against_reference(labels: pd.DataFrame, task_occupation: dict[int, str], reference: pd.DataFrame) -> dict:
     """Micro precision / recall at task, occupation and family level over the reference prompts."""
-    by_prompt = {key: set(group["task_id"].astype(int)) for key, group in labels.groupby(["benchmark", "prompt_id"], sort=False)}
+    by_prompt = {key: set(tasks) for key, tasks in _ranked_tasks(labels, set(zip(reference["benchmark"], reference["prompt_id"]))).items()}
     predicted_tasks, true_tasks = [], []
     for row in reference.itertuples(index=False):
         predicted_tasks.append(by_prompt.get((row.benchmark, row.prompt_id), set()))
