@@ -14,8 +14,9 @@ select
     count(*) filter (where t.covered)::double / count(*) as share_tasks_covered,
     bool_or(t.covered) as has_coverage,
     any_value(o.employment) as employment,
-    sum(t.hours) as hours,
-    coalesce(sum(t.hours) filter (where not t.covered), 0) as hours_uncovered
+    -- Ordered sums: a double sum in thread order differs in its last bits from run to run.
+    sum(t.hours order by t.task_id) as hours,
+    coalesce(sum(t.hours order by t.task_id) filter (where not t.covered), 0) as hours_uncovered
 from {{ ref('dim_occupation') }} as o
 inner join tasks as t using (onet_soc_code)
 group by o.onet_soc_code, o.family_code

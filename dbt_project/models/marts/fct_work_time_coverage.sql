@@ -1,7 +1,7 @@
 -- Share of US work time on tasks with n_prompts < threshold (occupations with employment only).
 {% set thresholds = (var('sensitivity_thresholds') + [var('coverage_threshold')]) | unique | list | sort %}
 with tasks as (
-    select h.hours, c.n_prompts
+    select h.task_id, h.hours, c.n_prompts
     from {{ ref('int_task_hours') }} as h
     inner join {{ ref('fct_task_coverage') }} as c using (task_id)
     where h.employment is not null
@@ -13,9 +13,11 @@ thresholds as (
 
 select
     t.threshold,
-    sum(k.hours) as hours_total,
-    coalesce(sum(k.hours) filter (where k.n_prompts < t.threshold), 0) as hours_uncovered,
-    coalesce(sum(k.hours) filter (where k.n_prompts < t.threshold), 0) / sum(k.hours) as share_uncovered
+    -- Ordered sums: a double sum in thread order differs in its last bits from run to run.
+    sum(k.hours order by k.task_id) as hours_total,
+    coalesce(sum(k.hours order by k.task_id) filter (where k.n_prompts < t.threshold), 0) as hours_uncovered,
+    coalesce(sum(k.hours order by k.task_id) filter (where k.n_prompts < t.threshold), 0)
+        / sum(k.hours order by k.task_id) as share_uncovered
 from thresholds as t
 cross join tasks as k
 group by t.threshold
