@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import statistics
 import subprocess
@@ -48,16 +47,30 @@ def machine() -> dict:
     return info
 
 
+def commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True)
+    return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
 def timed(command: list[str], env: dict) -> tuple[float, float, subprocess.CompletedProcess]:
-    """Wall seconds and peak RSS (MB) of a child process tree."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall seconds and peak RSS (MB) of one child process and the children it waited for.
+
+    `os.wait4` gives this child's own resource usage; RUSAGE_CHILDREN would be the largest of
+    every child so far (a cold run's model would then count as every later run's peak).
+    """
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        completed = subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
     if completed.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-3000:]}")
-    return elapsed, max(peak, before) / 1024, completed
+    return elapsed, usage.ru_maxrss / 1024, completed
 
 
 def run_env(root: Path, source: Path) -> dict:
@@ -233,10 +246,18 @@ def main() -> int:
     )
     args = parser.parse_args()
     cold_runs = args.cold_runs or args.runs
-    results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "runs": {}}
+    results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "commit": commit(), "command": " ".join(sys.argv), "runs": {}}
     peaks: list[float] = []
     source_shared = default_source_dir()
     previous = json.loads(Path(args.output).read_text()) if Path(args.output).exists() else {}
+
+    def save(phase: str) -> None:
+        """Write what is measured so far: a run that dies in a later phase keeps the earlier ones."""
+        results["complete"] = phase == "done"
+        results["last_phase"] = phase
+        if peaks:
+            results["peak_rss_mb"] = round(max(peaks))
+        Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
 
     if args.warm_from:
         for key in ("embed_floor_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor"):
@@ -251,6 +272,7 @@ def main() -> int:
         results["embed_floor_texts"] = floors[0][1]
         results["runs"]["embed_floor_s"] = [round(f[0], 1) for f in floors]
         peaks.extend(f[2] for f in floors)
+        save("embed_floor")
 
     with tempfile.TemporaryDirectory(prefix="workbank-bench-") as tmp:
         root = Path(tmp)
@@ -276,6 +298,7 @@ def main() -> int:
             results["label_cold_s"] = round(statistics.median(x for x in labels if x is not None), 1) if any(labels) else None
             results["runs"]["cold_run_s"] = [round(x, 1) for x in colds]
             results["cold_over_floor"] = round(results["cold_run_s"] / results["embed_floor_s"], 2)
+            save("cold")
         else:
             timed(PIPELINE, env)  # not timed: brings a cold (or copied) run to the warm state
         warms = []
@@ -285,6 +308,8 @@ def main() -> int:
             peaks.append(peak)
         results["warm_run_s"] = round(statistics.median(warms), 1)
         results["runs"]["warm_run_s"] = [round(x, 1) for x in warms]
+        results["peak_rss_mb_warm"] = round(max(peaks[-len(warms):]))
+        save("warm")
         adds = []
         for i in range(args.runs):
             elapsed, peak = add_benchmark(root, source, f"bench-added-{i}")
@@ -292,7 +317,7 @@ def main() -> int:
             peaks.append(peak)
         results["add_benchmark_s"] = round(statistics.median(adds), 1)
         results["runs"]["add_benchmark_s"] = [round(x, 1) for x in adds]
-    results["peak_rss_mb"] = round(max(peaks))
+        save("add_benchmark")
     results["growth"] = growth()
     results["goals"] = {
         "cold_run_s": "<= 1.5 x embed_floor_s",
@@ -300,7 +325,7 @@ def main() -> int:
         "add_benchmark_s": "<= 90",
         "peak_rss_mb": "<= 3072",
     }
-    Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
+    save("done")
     print(json.dumps(results, indent=2))
     return 0
 
