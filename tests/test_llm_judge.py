@@ -129,6 +129,33 @@ def test_batch_mode_submits_polls_and_ingests_by_custom_id(server, tmp_path, mon
     assert {judge_text_of(body) for body in server.chat_bodies} == {judge_text(items[2])}  # only the failed prompt is asked again
 
 
+def test_batch_results_for_other_benchmarks_are_kept_not_lost(server, tmp_path, monkeypatch):
+    """A batch submitted by a run over some benchmarks and collected by a run over others: every
+    paid result is cached for the prompt it belongs to, and the second run then sends its own."""
+    judge = _judge(server, tmp_path, monkeypatch)
+    first, second = _items(10)[:5], _items(10)[5:]
+    batch_id, n = judge.submit_batch(first)
+    assert n == 5
+    report = judge.judge_by_batch(second, poll_s=0.0, max_wait_s=5)
+    assert report.other_prompts == 5 and server.counts["batches"] == 2  # the open batch, then its own
+    assert all(isinstance(report.results[i.key], Judgement) for i in second)
+    assert judge.cache.open_batch(judge.labeler) is None
+    # The first run's prompts were answered by the batch the second run collected: nothing is asked again.
+    again = _judge(server, tmp_path, monkeypatch).judge(first)
+    assert again.from_cache == 5 and again.requests == 0 and server.counts["chat"] == 0
+    assert [again.results[i.key].task_ids for i in first] == [i.candidate_ids[:2] for i in first]
+
+
+def test_batch_over_the_spend_cap_is_not_sent(server, tmp_path, monkeypatch):
+    from workbank_dagster.labeling.llm import BatchOverSpendCap
+
+    judge = _judge(server, tmp_path, monkeypatch, spend_cap_usd=0.000001)
+    with pytest.raises(BatchOverSpendCap, match="above the spend cap"):
+        judge.submit_batch(_items(5))
+    assert server.counts["files"] == 0 and server.counts["batches"] == 0
+    assert judge.cache.open_batch(judge.labeler) is None
+
+
 def test_parse_answer():
     assert parse_answer('{"task_ids": [3, 1, 3, 9]}', [1, 2, 3], 5) == ([3, 1], [9])
     assert parse_answer('{"task_ids": [1, 2, 3]}', [1, 2, 3], 2) == ([1, 2], [])

@@ -18,7 +18,7 @@ from .embedding_store import EmbeddingStore
 from .judgement_cache import JudgementCache
 from .judges import EmbeddedJudge
 from .labels import Embeddings, Retrieved, build_task_index, label_rows, retrieve
-from .llm import Failure, Item, LLMJudge
+from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge
 from .retrieval import TaskIndex
 
 LABELING_SCHEMA = "labeling"
@@ -301,17 +301,12 @@ def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig,
     items = llm_items(retrieved, index)
     judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), log=context.log.warning)
     if config.mode == "batch":
-        submitted = judge.submit_batch(items)
-        if submitted is None:
-            report = judge.judge(items)  # everything cached: no request is made
-        else:
-            report = judge.collect_batch(items, submitted[0], poll_s=config.batch_poll_seconds, max_wait_s=config.batch_max_wait_seconds)
-            if report is None:
-                raise dg.Failure(
-                    description=f"batch {submitted[0]} ({submitted[1]} requests) is still running; materialize again to collect it",
-                    metadata={"batch_id": submitted[0]},
-                    allow_retries=True,
-                )
+        try:
+            report = judge.judge_by_batch(items, poll_s=config.batch_poll_seconds, max_wait_s=config.batch_max_wait_seconds)
+        except BatchStillRunning as running:
+            raise dg.Failure(description=str(running), metadata={"batch_id": running.batch_id}, allow_retries=True) from None
+        except BatchOverSpendCap as over:
+            raise dg.Failure(description=str(over)) from None
     elif config.mode == "sync":
         report = judge.judge(items)
     else:

@@ -45,6 +45,12 @@ class JudgementCache:
                 "CREATE TABLE IF NOT EXISTS batches (labeler TEXT NOT NULL, batch_id TEXT PRIMARY KEY, input_file_id TEXT, status TEXT NOT NULL, "
                 "n_requests INTEGER NOT NULL, created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
+            # The candidates of every request in a batch: its results can be checked and cached
+            # even when they are collected by a run over other benchmarks.
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS batch_requests (batch_id TEXT NOT NULL, custom_id TEXT NOT NULL, "
+                "candidate_ids TEXT NOT NULL, PRIMARY KEY (batch_id, custom_id))"
+            )
 
     def _connect(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
@@ -85,11 +91,27 @@ class JudgementCache:
         ).fetchone()
         return (row[0], row[1]) if row else None
 
-    def record_batch(self, labeler: str, batch_id: str, input_file_id: str, status: str, n_requests: int) -> None:
-        self._connect().execute(
-            "INSERT OR REPLACE INTO batches (labeler, batch_id, input_file_id, status, n_requests) VALUES (?, ?, ?, ?, ?)",
-            (labeler, batch_id, input_file_id, status, n_requests),
-        )
+    def record_batch(self, labeler: str, batch_id: str, input_file_id: str, status: str, requests: dict[str, list[int]]) -> None:
+        """The batch and the candidates of each of its requests (custom_id → ids), in one transaction."""
+        con = self._connect()
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            con.execute(
+                "INSERT OR REPLACE INTO batches (labeler, batch_id, input_file_id, status, n_requests) VALUES (?, ?, ?, ?, ?)",
+                (labeler, batch_id, input_file_id, status, len(requests)),
+            )
+            con.executemany(
+                "INSERT OR REPLACE INTO batch_requests (batch_id, custom_id, candidate_ids) VALUES (?, ?, ?)",
+                [(batch_id, custom_id, json.dumps(ids)) for custom_id, ids in requests.items()],
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def batch_requests(self, batch_id: str) -> dict[str, list[int]]:
+        rows = self._connect().execute("SELECT custom_id, candidate_ids FROM batch_requests WHERE batch_id = ?", (batch_id,)).fetchall()
+        return {custom_id: json.loads(ids) for custom_id, ids in rows}
 
     def set_batch_status(self, batch_id: str, status: str) -> None:
         self._connect().execute("UPDATE batches SET status = ? WHERE batch_id = ?", (status, batch_id))

@@ -55,6 +55,16 @@ class MalformedAnswer(ValueError):
     pass
 
 
+class BatchStillRunning(Exception):
+    def __init__(self, batch_id: str, n_requests: int) -> None:
+        super().__init__(f"batch {batch_id} ({n_requests} requests) is still running; materialize again to collect it")
+        self.batch_id, self.n_requests = batch_id, n_requests
+
+
+class BatchOverSpendCap(Exception):
+    pass
+
+
 class SpendCapReached(RuntimeError):
     pass
 
@@ -120,6 +130,7 @@ class RunReport:
     rejected_ids: int = 0
     failures: int = 0
     stopped: str | None = None  # why the run stopped early, if it did
+    other_prompts: int = 0  # batch results for prompts outside this run, cached for the runs that need them
 
     def metadata(self) -> dict:
         return {
@@ -131,6 +142,7 @@ class RunReport:
             "rejected_ids": self.rejected_ids,
             "failures": self.failures,
             "stopped": self.stopped or "",
+            "batch_results_for_other_prompts": self.other_prompts,
         }
 
 
@@ -335,25 +347,67 @@ class LLMJudge:
 
     # --- Batch API ------------------------------------------------------------------------------
     def submit_batch(self, items: list[Item]) -> tuple[str, int] | None:
-        """Upload the uncached requests as JSONL and create a batch; an open batch is reused."""
+        """Upload the uncached requests as JSONL and create a batch; an open batch is reused.
+
+        A batch whose estimated cost (Batch API prices) is above the spend cap is not sent: a batch
+        cannot be stopped halfway the way synchronous requests can."""
         existing = self.cache.open_batch(self.labeler)
         if existing:
             return existing
         todo, _ = self.pending(items)
         if not todo:
             return None
+        estimated = self.estimate(todo, batch=True)["estimated_cost_usd"]
+        if estimated > self.settings.spend_cap_usd:
+            raise BatchOverSpendCap(
+                f"a batch of {len(todo)} requests is estimated at ${estimated:.2f}, above the spend cap "
+                f"${self.settings.spend_cap_usd:.2f}; nothing was sent (raise WORKBANK_LLM_SPEND_CAP_USD or label fewer benchmarks)"
+            )
+        requests = {_custom_id(i): i.candidate_ids for i in todo}
         lines = [
-            json.dumps({"custom_id": f"{i.key[0]}:{i.key[1]}", "method": "POST", "url": "/v1/chat/completions", "body": build_request(i, self.settings)})
+            json.dumps({"custom_id": _custom_id(i), "method": "POST", "url": "/v1/chat/completions", "body": build_request(i, self.settings)})
             for i in todo
         ]
         uploaded = self.client.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
         batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h")
-        self.cache.record_batch(self.labeler, batch.id, uploaded.id, batch.status, len(todo))
+        self.cache.record_batch(self.labeler, batch.id, uploaded.id, batch.status, requests)
         self._log(f"submitted batch {batch.id} with {len(todo)} requests")
         return batch.id, len(todo)
 
+    def judge_by_batch(self, items: list[Item], *, poll_s: float = 10.0, max_wait_s: float = 600.0) -> RunReport:
+        """Judge `items` through the Batch API: resume the open batch or submit one, then collect it.
+
+        An open batch left by a run over other benchmarks is collected first (its results are
+        cached for those prompts: they were paid for), then this run's own uncached prompts go in
+        a new batch. Raises BatchStillRunning if a batch has not ended within `max_wait_s`."""
+        collected: list[RunReport] = []
+        for _ in range(2):
+            resumed = self.cache.open_batch(self.labeler) is not None
+            submitted = self.submit_batch(items)
+            if submitted is None:
+                collected.append(self.judge(items))  # everything cached: no request is made
+                break
+            report = self.collect_batch(items, submitted[0], poll_s=poll_s, max_wait_s=max_wait_s)
+            if report is None:
+                raise BatchStillRunning(*submitted)
+            collected.append(report)
+            if not resumed or not self.pending(items)[0]:
+                break
+        final = collected[-1]
+        for earlier in collected[:-1]:  # what the resumed batch cost is this run's spend too
+            final.requests += earlier.requests
+            final.prompt_tokens += earlier.prompt_tokens
+            final.completion_tokens += earlier.completion_tokens
+            final.cost_usd += earlier.cost_usd
+            final.rejected_ids += earlier.rejected_ids
+            final.other_prompts += earlier.other_prompts
+        return final
+
     def collect_batch(self, items: list[Item], batch_id: str, *, poll_s: float = 10.0, max_wait_s: float = 600.0) -> RunReport | None:
-        """Poll until the batch ends (None if still running after max_wait_s), then ingest by custom_id."""
+        """Poll until the batch ends (None if still running after max_wait_s), then ingest by custom_id.
+
+        Every result line is checked against its request's candidates and cached, including those
+        of prompts that are not in `items` (a batch submitted by a run over other benchmarks)."""
         deadline = time.monotonic() + max_wait_s
         while True:
             batch = self.client.batches.retrieve(batch_id)
@@ -363,7 +417,8 @@ class LLMJudge:
             if time.monotonic() >= deadline:
                 return None
             self._sleep(poll_s)
-        by_id = {f"{i.key[0]}:{i.key[1]}": i for i in items}
+        by_id = {_custom_id(i): i for i in items}
+        requested = self.cache.batch_requests(batch_id)
         report = RunReport()
         for file_id in (getattr(batch, "output_file_id", None), getattr(batch, "error_file_id", None)):
             if not file_id:
@@ -373,14 +428,19 @@ class LLMJudge:
                 if not line.strip():
                     continue
                 record = json.loads(line)
-                item = by_id.get(record.get("custom_id"))
-                if item is None:
+                custom_id = str(record.get("custom_id"))
+                item = by_id.get(custom_id)
+                candidate_ids = item.candidate_ids if item is not None else requested.get(custom_id)
+                if candidate_ids is None or ":" not in custom_id:
+                    self._log(f"batch {batch_id}: result for unknown request {custom_id!r} ignored")
                     continue
+                key = item.key if item is not None else tuple(custom_id.split(":", 1))
                 response = record.get("response") or {}
                 body = response.get("body") or {}
                 if response.get("status_code") != 200 or record.get("error"):
-                    report.results[item.key] = Failure(f"batch error: {record.get('error') or response.get('status_code')}", 1)
-                    report.failures += 1
+                    if item is not None:  # another run's failed prompt is simply asked again by that run
+                        report.results[key] = Failure(f"batch error: {record.get('error') or response.get('status_code')}", 1)
+                        report.failures += 1
                     continue
                 usage = body.get("usage") or {}
                 prompt_tokens, completion_tokens = usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
@@ -392,15 +452,19 @@ class LLMJudge:
                 choices = body.get("choices") or []
                 content = choices[0].get("message", {}).get("content") if choices else None
                 try:
-                    kept, rejected = parse_answer(content, item.candidate_ids, self.settings.max_labels)
+                    kept, rejected = parse_answer(content, candidate_ids, self.settings.max_labels)
                 except MalformedAnswer as exc:
-                    report.results[item.key] = Failure(str(exc), 1)
-                    report.failures += 1
+                    if item is not None:
+                        report.results[key] = Failure(str(exc), 1)
+                        report.failures += 1
                     continue
                 judgement = Judgement(kept, rejected, prompt_tokens, completion_tokens, cost, "batch")
-                self.cache.put(self.labeler, item.key[0], item.key[1], judgement)
-                report.results[item.key] = judgement
+                self.cache.put(self.labeler, key[0], key[1], judgement)
                 report.rejected_ids += len(rejected)
+                if item is None:
+                    report.other_prompts += 1
+                else:
+                    report.results[key] = judgement
         self.cache.set_batch_status(batch_id, "ingested" if batch.status == "completed" else batch.status)
         cached = self.cache.get_many(self.labeler, [i.key for i in items])
         for item in items:
@@ -408,3 +472,7 @@ class LLMJudge:
                 report.results[item.key] = cached[item.key]
                 report.from_cache += 1
         return report
+
+
+def _custom_id(item: Item) -> str:
+    return f"{item.key[0]}:{item.key[1]}"
