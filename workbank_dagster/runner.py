@@ -25,6 +25,11 @@ concurrency:
     default_limit: 1
   runs:
     max_concurrent_runs: 4
+# Under `make ui` (the daemon runs): a run that ended without releasing its pool slot (a step
+# process killed before it could report) gives the slot back after a minute instead of never.
+run_monitoring:
+  enabled: true
+  free_slots_after_run_end_seconds: 60
 """
 
 
@@ -36,6 +41,33 @@ def dagster_home() -> Path:
         config.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+ENDED = ["SUCCESS", "FAILURE", "CANCELED"]
+
+
+def free_slots_of_ended_runs(instance) -> int:
+    """Give back the pool slots still held by runs that have ended; the number of runs freed.
+
+    A step process that dies without reporting (SIGKILL, out of memory) can leave its `warehouse`
+    slot claimed after its run has failed; every later warehouse step would then wait for it
+    forever. The daemon does this under `make ui` (run_monitoring in dagster.yaml); the CLI has no
+    daemon, so it does it before each run. A run still in progress keeps its slots.
+    """
+    import dagster as dg
+
+    storage = instance.event_log_storage
+    if not storage.supports_global_concurrency_limits:
+        return 0
+    run_ids = storage.get_concurrency_run_ids()
+    if not run_ids:
+        return 0
+    statuses = [dg.DagsterRunStatus(status) for status in ENDED]
+    ended = instance.get_run_records(filters=dg.RunsFilter(run_ids=list(run_ids), statuses=statuses))
+    for record in ended:
+        storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
+        print(f"freed the pool slots still held by ended run {record.dagster_run.run_id} ({record.dagster_run.status.value})", file=sys.stderr)
+    return len(ended)
 
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
@@ -110,6 +142,7 @@ def run_all() -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     dagster_home()
     instance = dg.DagsterInstance.get()
+    free_slots_of_ended_runs(instance)
     added, removed = sync_partitions(instance)
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
