@@ -113,3 +113,28 @@ def test_dbt_resource_skips_only_what_it_says_it_skips():
     assert str(resource._cli_version) == installed.group(1)
     assert resource._initialize_dbt_core_adapter(["build"]) is None
     assert str(DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable())._cli_version).startswith("1.11.")
+
+
+def test_old_dbt_build_folders_are_pruned_but_recent_ones_kept(tmp_path):
+    import os
+    import time
+
+    from workbank_dagster.transform.project import prune_build_dirs
+
+    now = time.time()
+    folders = {}
+    for i, age in enumerate([0, 3600, 7200, 10800, 14400, 60]):
+        path = tmp_path / f"dbt_models-run{i}-abc{i}"
+        path.mkdir()
+        (path / "manifest.json").write_text("{}")
+        os.utime(path, (now - age, now - age))
+        folders[i] = path
+    (tmp_path / "docs").mkdir()  # not a build folder
+    (tmp_path / "partial_parse.msgpack").write_text("")
+    removed = prune_build_dirs(folders[0], keep=3, min_age_s=600)
+    # Kept: the current one, the two newest others (60 s and 1 h old); removed: the older three.
+    assert sorted(removed) == sorted([folders[2], folders[3], folders[4]])
+    assert all(folders[i].exists() for i in (0, 1, 5)) and (tmp_path / "docs").exists()
+    # Nothing younger than min_age_s is removed, however many there are.
+    assert prune_build_dirs(folders[0], keep=1, min_age_s=600) == [folders[1]]
+    assert folders[5].exists()

@@ -2,6 +2,7 @@
 
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
@@ -9,7 +10,7 @@ from dagster_dbt import DbtCliResource, dbt_assets
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from .metadata import model_metadata
-from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, translator
+from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, prune_build_dirs, translator
 
 ensure_manifest()
 
@@ -18,7 +19,11 @@ ensure_manifest()
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource):
     point_dbt_at(warehouse_db.path)
     invocation = dbt.cli(dbt_build_args(load_settings()), context=context)
-    yield from with_warehouse_metadata(invocation, warehouse_db)
+    try:
+        yield from with_warehouse_metadata(invocation, warehouse_db)
+    finally:
+        for path in prune_build_dirs(Path(invocation.target_path)):
+            context.log.debug(f"removed the old dbt target folder {path}")
 
 
 def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource) -> Iterator:

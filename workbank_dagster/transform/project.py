@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -143,3 +145,22 @@ class WorkbankDbtTranslator(DagsterDbtTranslator):
 
 
 translator = WorkbankDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True))
+
+
+def prune_build_dirs(current: Path, keep: int = 3, min_age_s: float = 600.0) -> list[Path]:
+    """Delete the folders earlier builds left beside `current` (dagster-dbt gives every invocation
+    its own `target/<op>-<run>-<id>/`, about 4 MB each, and never removes them).
+
+    The newest `keep` and any touched in the last `min_age_s` seconds stay: a build still running
+    in another process (a second code location, a test) is never pulled from under it.
+    """
+    prefix = current.name.split("-", 1)[0] + "-"
+    siblings = [p for p in current.parent.glob(f"{prefix}*") if p.is_dir() and p != current]
+    siblings.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    now = time.time()
+    removed = []
+    for path in siblings[max(keep - 1, 0):]:
+        if now - path.stat().st_mtime >= min_age_s:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
