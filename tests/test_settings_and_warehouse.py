@@ -26,6 +26,11 @@ def test_bad_settings_are_named(monkeypatch):
     monkeypatch.setenv("WORKBANK_EXPOSURE_RATER", "robots")
     with pytest.raises(ValueError, match="human, gpt4"):
         load_settings()
+    monkeypatch.delenv("WORKBANK_EXPOSURE_RATER")
+    for database in ("md:workbank", "MD:workbank", ":memory:"):
+        monkeypatch.setenv("WORKBANK_DUCKDB_PATH", database)
+        with pytest.raises(ValueError, match="WORKBANK_DUCKDB_PATH.*MotherDuck"):
+            load_settings()
 
 
 def test_replace_rows_touches_only_its_partition(tmp_path):

@@ -140,6 +140,13 @@ def load_settings() -> Settings:
         if not source_dir.is_dir():
             raise ValueError(f"setting WORKBANK_SOURCE_DIR={source_raw!r}: no such directory")
     data_dir = _path(env.get("WORKBANK_DATA_DIR"), REPO_ROOT / "data")
+    duckdb_raw = env.get("WORKBANK_DUCKDB_PATH") or ""
+    if duckdb_raw.lower().startswith(("md:", "motherduck:")) or duckdb_raw == ":memory:":
+        # Path() would quietly turn "md:workbank" into a file named so under the repository.
+        raise ValueError(
+            f"setting WORKBANK_DUCKDB_PATH={duckdb_raw!r}: expected a DuckDB file path; the Python assets open the "
+            "warehouse as a local file, so MotherDuck and in-memory databases are not supported (docs/scaling.md, section 2)"
+        )
     settings = Settings(
         source_dir=source_dir,
         data_dir=data_dir,
