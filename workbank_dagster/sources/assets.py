@@ -44,17 +44,25 @@ def table_metadata(frame: pd.DataFrame, source: Source | None = None) -> dict:
 
 
 def _file_asset(source: Source) -> dg.AssetsDefinition:
-    @dg.observable_source_asset(
-        key=["files", source.table],
-        group_name="sources",
-        description=f"The file `{source.path}`; its data version is its SHA-256, so a changed file marks raw.{source.table} and everything below it stale.",
-        metadata={"path": source.path},
-        tags={"dagster/kind/file": ""},
+    key = dg.AssetKey(["files", source.table])
+
+    @dg.multi_observable_source_asset(
+        name=f"files__{source.table}",
+        specs=[
+            dg.AssetSpec(
+                key=key,
+                group_name="sources",
+                description=f"The file `{source.path}`; its data version is its SHA-256, so a changed file marks raw.{source.table} and everything below it stale.",
+                metadata={"path": source.path, "origin": source.origin, "licence": source.licence},
+                kinds={"file"},
+                owners=["team:data-engineering"],
+            )
+        ],
     )
-    def _observe() -> dg.ObserveResult:
+    def _observe():
         path = source_path(source.path)
         digest = file_sha256(path) if path.is_file() else "missing"
-        return dg.ObserveResult(data_version=dg.DataVersion(digest), metadata={"sha256": digest, "path": str(path)})
+        yield dg.ObserveResult(asset_key=key, data_version=dg.DataVersion(digest), metadata={"sha256": digest, "path": str(path)})
 
     return _observe
 
