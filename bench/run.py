@@ -231,103 +231,116 @@ print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.get
     return out
 
 
+COLD_KEYS = ("embed_floor_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
+WARM_KEYS = ("warm_run_s", "add_benchmark_s", "peak_rss_mb_warm", "growth")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--cold-runs", type=int, default=None, help="cold runs (default: --runs); each takes minutes")
-    parser.add_argument("--skip-cold", action="store_true")
+    parser.add_argument("--cold-runs", type=int, default=None, help="floor and cold runs (default: --runs); each takes minutes")
+    parser.add_argument("--only", choices=("cold", "warm"), help="measure one phase; the other's figures are kept from --output")
     parser.add_argument("--output", default=str(REPO / "bench" / "results.json"))
     parser.add_argument(
         "--warm-from",
         nargs=2,
         metavar=("RUN_DIR", "CACHE_DIR"),
-        help="skip the floor and the cold runs: start from a finished run (RUN_DIR/data, RUN_DIR/dagster_home) and its "
-        "embedding cache; keep the cold figures already in --output",
+        help="with --only warm: start from a finished run (RUN_DIR/data, RUN_DIR/dagster_home) and its embedding cache",
     )
     args = parser.parse_args()
+    if args.only == "warm" and not args.warm_from:
+        parser.error("--only warm needs --warm-from RUN_DIR CACHE_DIR (a finished run to start from)")
     cold_runs = args.cold_runs or args.runs
-    results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "commit": commit(), "command": " ".join(sys.argv), "runs": {}}
-    peaks: list[float] = []
+    output = Path(args.output)
+    previous = json.loads(output.read_text()) if output.exists() else {}
+    stamp = {"commit": commit(), "command": " ".join(["python", "bench/run.py", *sys.argv[1:]]), "date": time.strftime("%Y-%m-%d %H:%M")}
+    results: dict = {"machine": machine(), "runs": {}, "measured": {}}
+    kept = COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()
+    for key in kept:
+        if key in previous:
+            results[key] = previous[key]
+        if key in previous.get("runs", {}):
+            results["runs"][key] = previous["runs"][key]
+    for phase in ("cold", "warm"):
+        if args.only and args.only != phase and phase in previous.get("measured", {}):
+            results["measured"][phase] = previous["measured"][phase]
     source_shared = default_source_dir()
-    previous = json.loads(Path(args.output).read_text()) if Path(args.output).exists() else {}
 
-    def save(phase: str) -> None:
-        """Write what is measured so far: a run that dies in a later phase keeps the earlier ones."""
-        results["complete"] = phase == "done"
-        results["last_phase"] = phase
-        if peaks:
-            results["peak_rss_mb"] = round(max(peaks))
-        Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
-
-    if args.warm_from:
-        for key in ("embed_floor_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor"):
-            if key in previous:
-                results[key] = previous[key]
-        for key in ("embed_floor_s", "cold_run_s"):
-            if key in previous.get("runs", {}):
-                results["runs"][key] = previous["runs"][key]
-    else:
-        floors = [embed_floor(source_shared) for _ in range(cold_runs)]
-        results["embed_floor_s"] = round(statistics.median(f[0] for f in floors), 1)
-        results["embed_floor_texts"] = floors[0][1]
-        results["runs"]["embed_floor_s"] = [round(f[0], 1) for f in floors]
-        peaks.extend(f[2] for f in floors)
-        save("embed_floor")
+    def save(done: bool = False) -> None:
+        """Write what is measured so far, after every run: a bench cut short keeps what it measured."""
+        results["complete"] = done
+        results["peak_rss_mb"] = max(results.get("peak_rss_mb_cold", 0), results.get("peak_rss_mb_warm", 0))
+        results["cold_over_floor"] = (
+            round(results["cold_run_s"] / results["embed_floor_s"], 2) if results.get("cold_run_s") and results.get("embed_floor_s") else None
+        )
+        results["goals"] = GOALS
+        output.write_text(json.dumps(results, indent=2) + "\n")
 
     with tempfile.TemporaryDirectory(prefix="workbank-bench-") as tmp:
         root = Path(tmp)
         source = private_sources(root)
         env = run_env(root, source)
-        if args.warm_from:
-            run_dir, cache_dir = (Path(p) for p in args.warm_from)
-            shutil.copytree(run_dir / "data", root / "data")
-            shutil.copytree(run_dir / "dagster_home", root / "dagster_home")
-            shutil.rmtree(root / "data" / "cache", ignore_errors=True)
-            shutil.copytree(cache_dir, root / "data" / "cache")
-            args.skip_cold = True
-        colds, labels = [], []
-        for i in range(0 if args.skip_cold else cold_runs):
-            shutil.rmtree(root / "data", ignore_errors=True)
-            shutil.rmtree(root / "dagster_home", ignore_errors=True)
-            elapsed, peak, _ = timed(PIPELINE, env)
-            colds.append(elapsed)
-            peaks.append(peak)
-            labels.append(label_seconds(env))
-        if colds:
-            results["cold_run_s"] = round(statistics.median(colds), 1)
-            results["label_cold_s"] = round(statistics.median(x for x in labels if x is not None), 1) if any(labels) else None
-            results["runs"]["cold_run_s"] = [round(x, 1) for x in colds]
-            results["cold_over_floor"] = round(results["cold_run_s"] / results["embed_floor_s"], 2)
-            save("cold")
-        else:
-            timed(PIPELINE, env)  # not timed: brings a cold (or copied) run to the warm state
-        warms = []
-        for _ in range(args.runs):
-            elapsed, peak, _ = timed(PIPELINE, env)
-            warms.append(elapsed)
-            peaks.append(peak)
-        results["warm_run_s"] = round(statistics.median(warms), 1)
-        results["runs"]["warm_run_s"] = [round(x, 1) for x in warms]
-        results["peak_rss_mb_warm"] = round(max(peaks[-len(warms):]))
-        save("warm")
-        adds = []
-        for i in range(args.runs):
-            elapsed, peak = add_benchmark(root, source, f"bench-added-{i}")
-            adds.append(elapsed)
-            peaks.append(peak)
-        results["add_benchmark_s"] = round(statistics.median(adds), 1)
-        results["runs"]["add_benchmark_s"] = [round(x, 1) for x in adds]
-        save("add_benchmark")
-    results["growth"] = growth()
-    results["goals"] = {
-        "cold_run_s": "<= 1.5 x embed_floor_s",
-        "warm_run_s": "<= 60",
-        "add_benchmark_s": "<= 90",
-        "peak_rss_mb": "<= 3072",
-    }
-    save("done")
+        if args.only != "warm":
+            # Floor and cold runs alternate, so a bench cut short has as many of one as of the other.
+            results["measured"]["cold"] = stamp
+            floors, colds, labels, cold_peaks = [], [], [], []
+            for _ in range(cold_runs):
+                seconds, texts, peak = embed_floor(source_shared)
+                floors.append(seconds)
+                cold_peaks.append(peak)
+                results["embed_floor_texts"] = texts
+                shutil.rmtree(root / "data", ignore_errors=True)
+                shutil.rmtree(root / "dagster_home", ignore_errors=True)
+                elapsed, peak, _ = timed(PIPELINE, env)
+                colds.append(elapsed)
+                cold_peaks.append(peak)
+                labels.append(label_seconds(env))
+                results["runs"]["embed_floor_s"] = [round(x, 1) for x in floors]
+                results["runs"]["cold_run_s"] = [round(x, 1) for x in colds]
+                results["embed_floor_s"] = round(statistics.median(floors), 1)
+                results["cold_run_s"] = round(statistics.median(colds), 1)
+                measured_labels = [x for x in labels if x is not None]
+                results["label_cold_s"] = round(statistics.median(measured_labels), 1) if measured_labels else None
+                results["peak_rss_mb_cold"] = round(max(cold_peaks))
+                save()
+        if args.only != "cold":
+            results["measured"]["warm"] = stamp
+            if args.warm_from:
+                run_dir, cache_dir = (Path(p) for p in args.warm_from)
+                shutil.copytree(run_dir / "data", root / "data")
+                shutil.copytree(run_dir / "dagster_home", root / "dagster_home")
+                shutil.rmtree(root / "data" / "cache", ignore_errors=True)
+                shutil.copytree(cache_dir, root / "data" / "cache")
+                timed(PIPELINE, env)  # not timed: brings the copied run to the warm state of this code
+            warms, adds, warm_peaks = [], [], []
+            for _ in range(args.runs):
+                elapsed, peak, _ = timed(PIPELINE, env)
+                warms.append(elapsed)
+                warm_peaks.append(peak)
+                results["runs"]["warm_run_s"] = [round(x, 1) for x in warms]
+                results["warm_run_s"] = round(statistics.median(warms), 1)
+                results["peak_rss_mb_warm"] = round(max(warm_peaks))
+                save()
+            for i in range(args.runs):
+                elapsed, peak = add_benchmark(root, source, f"bench-added-{i}")
+                adds.append(elapsed)
+                warm_peaks.append(peak)
+                results["runs"]["add_benchmark_s"] = [round(x, 1) for x in adds]
+                results["add_benchmark_s"] = round(statistics.median(adds), 1)
+                results["peak_rss_mb_warm"] = round(max(warm_peaks))
+                save()
+            results["growth"] = growth()
+    save(done=True)
     print(json.dumps(results, indent=2))
     return 0
+
+
+GOALS = {
+    "cold_run_s": "<= 1.5 x embed_floor_s",
+    "warm_run_s": "<= 60",
+    "add_benchmark_s": "<= 90",
+    "peak_rss_mb": "<= 3072",
+}
 
 
 if __name__ == "__main__":
