@@ -49,7 +49,11 @@ def machine() -> dict:
 
 def commit() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True)
+    # The results file itself is rewritten by every bench: it does not make the code a different one.
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench/results.json"],
+        cwd=REPO, capture_output=True, text=True,
+    )
     return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
