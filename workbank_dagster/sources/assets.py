@@ -81,14 +81,11 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
     def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
         path = source_path(source.path)
         digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
-        with warehouse_db.connect() as con:
-            frame = load_memo.reuse(con, RAW_SCHEMA, source.table, digest)
-        parsed = frame is None
-        if parsed:
-            frame = source.read(path)
-            with warehouse_db.connect() as con:
-                warehouse.replace_table(con, RAW_SCHEMA, source.table, frame)
-                load_memo.record(con, RAW_SCHEMA, source.table, digest, frame)
+        frame, parsed = load_memo.reuse_or_parse(
+            warehouse_db, RAW_SCHEMA, source.table, digest,
+            parse=lambda: source.read(path),
+            write=lambda con, frame: warehouse.replace_table(con, RAW_SCHEMA, source.table, frame),
+        )
         context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
         return dg.MaterializeResult(
             metadata={**table_metadata(frame, source), "sha256": digest, "parsed": parsed},

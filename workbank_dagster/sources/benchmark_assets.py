@@ -36,15 +36,13 @@ def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
             check_slug(key, f"partition {key!r}")
             path = path_of(key)
             digest = file_sha256(path) if path.is_file() else "missing"
-            with warehouse_db.connect() as con:
-                frame = load_memo.reuse(con, RAW_SCHEMA, table, digest, partition=key)
-            if frame is None:
-                frame = parse(key, path, digest)
-                with warehouse_db.connect() as con:
-                    warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key})
-                    load_memo.record(con, RAW_SCHEMA, table, digest, frame, partition=key)
-            else:
-                reused += 1
+            frame, parsed = load_memo.reuse_or_parse(
+                warehouse_db, RAW_SCHEMA, table, digest,
+                parse=lambda: parse(key, path, digest),
+                write=lambda con, frame: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
+                partition=key,
+            )
+            reused += not parsed
         except SourceFormatError as exc:
             errors[key] = str(exc)
             context.log.error(str(exc))

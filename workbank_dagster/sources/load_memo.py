@@ -21,6 +21,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from collections.abc import Callable
+
 import duckdb
 import pandas as pd
 
@@ -74,14 +76,11 @@ def reuse(
         if record is None:
             return None
         where, params = _rows_where(partition, partition_column)
-        target = f"{warehouse.quote(schema)}.{warehouse.quote(table)}"
-        if con.execute(f"SELECT count(*) FROM {target}{where}", params).fetchone()[0] != record[0]:
-            return None
-        frame = con.execute(f"SELECT * FROM {target}{where}", params).df()
+        frame = con.execute(f"SELECT * FROM {warehouse.quote(schema)}.{warehouse.quote(table)}{where}", params).df()
     except duckdb.CatalogException:  # no memo table or no data table yet
         return None
     dtypes = json.loads(record[1])
-    if list(frame.columns) != list(dtypes):
+    if len(frame) != record[0] or list(frame.columns) != list(dtypes):
         return None
     frame = frame.astype(dtypes)
     frame.attrs.update(json.loads(record[2]))
@@ -105,3 +104,27 @@ def record(
          json.dumps({str(c): str(t) for c, t in frame.dtypes.items()}), json.dumps(attrs, sort_keys=True)],
     )
 
+
+
+def reuse_or_parse(
+    warehouse_db,
+    schema: str,
+    table: str,
+    source_sha256: str,
+    parse: Callable[[], pd.DataFrame],
+    write: Callable[[duckdb.DuckDBPyConnection, pd.DataFrame], object],
+    partition: str | None = None,
+) -> tuple[pd.DataFrame, bool]:
+    """The recorded load's rows if they still stand, else `parse()`, `write` it and record it.
+
+    Returns the frame and whether it was parsed. `write` replaces the table (or the partition's
+    rows); the record follows it, so a crash in between leaves nothing that matches."""
+    with warehouse_db.connect() as con:
+        frame = reuse(con, schema, table, source_sha256, partition=partition)
+    if frame is not None:
+        return frame, False
+    frame = parse()
+    with warehouse_db.connect() as con:
+        write(con, frame)
+        record(con, schema, table, source_sha256, frame, partition=partition)
+    return frame, True
