@@ -270,6 +270,11 @@ def main() -> int:
             results["measured"][phase] = previous["measured"][phase]
     source_shared = default_source_dir()
 
+    def record(key: str, values: list[float]) -> None:
+        """Every run of a figure, and their median as the figure."""
+        results["runs"][key] = [round(x, 1) for x in values]
+        results[key] = round(statistics.median(values), 1)
+
     def save(done: bool = False) -> None:
         """Write what is measured so far, after every run: a bench cut short keeps what it measured."""
         results["complete"] = done
@@ -299,10 +304,8 @@ def main() -> int:
                 colds.append(elapsed)
                 cold_peaks.append(peak)
                 labels.append(label_seconds(env))
-                results["runs"]["embed_floor_s"] = [round(x, 1) for x in floors]
-                results["runs"]["cold_run_s"] = [round(x, 1) for x in colds]
-                results["embed_floor_s"] = round(statistics.median(floors), 1)
-                results["cold_run_s"] = round(statistics.median(colds), 1)
+                record("embed_floor_s", floors)
+                record("cold_run_s", colds)
                 measured_labels = [x for x in labels if x is not None]
                 results["label_cold_s"] = round(statistics.median(measured_labels), 1) if measured_labels else None
                 results["peak_rss_mb_cold"] = round(max(cold_peaks))
@@ -321,16 +324,14 @@ def main() -> int:
                 elapsed, peak, _ = timed(PIPELINE, env)
                 warms.append(elapsed)
                 warm_peaks.append(peak)
-                results["runs"]["warm_run_s"] = [round(x, 1) for x in warms]
-                results["warm_run_s"] = round(statistics.median(warms), 1)
+                record("warm_run_s", warms)
                 results["peak_rss_mb_warm"] = round(max(warm_peaks))
                 save()
             for i in range(args.runs):
                 elapsed, peak = add_benchmark(root, source, f"bench-added-{i}")
                 adds.append(elapsed)
                 warm_peaks.append(peak)
-                results["runs"]["add_benchmark_s"] = [round(x, 1) for x in adds]
-                results["add_benchmark_s"] = round(statistics.median(adds), 1)
+                record("add_benchmark_s", adds)
                 results["peak_rss_mb_warm"] = round(max(warm_peaks))
                 save()
             results["growth"] = growth()
