@@ -21,6 +21,12 @@ EXPECTED_ROWS = {
     "onet_occupations": 1_016,
     "onet_task_importance": 17_639,
     "onet_telework": 968,
+    "onet_alternate_titles": 56_560,
+    "onet_reported_titles": 7_796,
+    "onet_technology_skills": 32_681,
+    "onet_related_occupations": 18_460,
+    "onet_task_dwas": 23_233,
+    "onet_dwa_reference": 2_087,
     "oews_national": 1_403,
     "soc_major_groups": 23,
     "onet_oews_crosswalk": 997,
@@ -55,6 +61,59 @@ def test_task_statements_facts(source_dir):
         tasks["task_type"].isna().sum() == 1_157
     )
     assert str(tasks["task_id"].dtype) == "Int64"
+
+
+def test_onet_titles_facts(source_dir):
+    titles = onet.read_alternate_titles(source_dir / onet.ALTERNATE_TITLES)
+    occupations = onet.read_occupations(source_dir / onet.OCCUPATIONS)
+    assert titles["onet_soc_code"].nunique() == 1_016 and set(titles["onet_soc_code"]) == set(occupations["onet_soc_code"])
+    def codes_of(title: str) -> set[str]:
+        return set(titles.loc[titles["alternate_title"] == title, "onet_soc_code"])
+
+    assert codes_of("Staff Accountant") == {"13-2011.00"} and codes_of("Software Engineer") == {"15-1252.00"}
+    # Two titles of 21-1014.00 are listed without and with their short title (onet/SOURCES.md): both rows kept.
+    assert titles.attrs["titles_listed_twice"] == 2
+    repeated = titles[titles.duplicated(["onet_soc_code", "alternate_title"], keep=False)]
+    assert set(repeated["onet_soc_code"]) == {"21-1014.00"} and repeated["short_title"].isna().sum() == 2
+    assert titles["short_title"].notna().sum() == 3_574
+    reported = onet.read_reported_titles(source_dir / onet.REPORTED_TITLES)
+    assert reported["onet_soc_code"].nunique() == 901 and int(reported["shown_in_my_next_move"].sum()) == 3_549
+    assert set(reported["onet_soc_code"]) <= set(occupations["onet_soc_code"])
+
+
+def test_onet_technology_skills_facts(source_dir):
+    skills = onet.read_technology_skills(source_dir / onet.TECHNOLOGY_SKILLS)
+    assert skills["onet_soc_code"].nunique() == 923
+    assert str(skills["hot_technology"].dtype) == "boolean" and int(skills["hot_technology"].sum()) == 11_616
+    assert int(skills["in_demand"].sum()) == 2_339
+    python = skills[skills["example"] == "Python"]
+    assert "15-1252.00" in set(python["onet_soc_code"])
+    assert skills.groupby("commodity_code")["commodity_title"].nunique().max() == 1
+
+
+def test_onet_related_occupations_have_20_ranked_neighbours(source_dir):
+    related = onet.read_related_occupations(source_dir / onet.RELATED_OCCUPATIONS)
+    occupations = set(onet.read_occupations(source_dir / onet.OCCUPATIONS)["onet_soc_code"])
+    per_occupation = related.groupby("onet_soc_code")["related_index"].agg(["count", "min", "max"])
+    assert len(per_occupation) == 923 and (per_occupation["count"] == 20).all()
+    assert (per_occupation["min"] == 1).all() and (per_occupation["max"] == 20).all()
+    tiers = related.groupby("relatedness_tier")["related_index"].agg(["min", "max"]).to_dict("index")
+    assert tiers == {"Primary-Short": {"min": 1, "max": 5}, "Primary-Long": {"min": 6, "max": 10}, "Supplemental": {"min": 11, "max": 20}}
+    assert set(related["onet_soc_code"]) <= occupations and set(related["related_onet_soc_code"]) <= occupations
+    assert not (related["onet_soc_code"] == related["related_onet_soc_code"]).any()
+
+
+def test_onet_task_dwas_reference_tasks_and_dwas(source_dir):
+    links = onet.read_task_dwas(source_dir / onet.TASK_DWAS)
+    tasks = onet.read_task_statements(source_dir / onet.TASK_STATEMENTS)
+    dwas = onet.read_dwa_reference(source_dir / onet.DWA_REFERENCE)
+    # Every linked task is a 29.3 task statement of the same occupation; 301 tasks have no DWA.
+    joined = links.merge(tasks[["task_id", "onet_soc_code"]], on="task_id", how="left", suffixes=("", "_task"))
+    assert joined["onet_soc_code_task"].notna().all() and (joined["onet_soc_code"] == joined["onet_soc_code_task"]).all()
+    assert links["task_id"].nunique() == 18_495 and len(set(tasks["task_id"]) - set(links["task_id"])) == 301
+    assert set(links["dwa_id"]) <= set(dwas["dwa_id"]) and links["dwa_id"].nunique() == 2_082
+    assert dwas["iwa_id"].nunique() == 332 and dwas["element_id"].nunique() == 37
+    assert str(links["task_id"].dtype) == "Int64"
 
 
 def test_oews_symbols_parsed(source_dir):
@@ -173,6 +232,132 @@ def test_bad_task_statements_soc_code(source_dir, tmp_path):
     path = _copy(source_dir, onet.TASK_STATEMENTS, tmp_path)
     _field_on_line(path, 7, 0, "11-1011", "\t")
     _expect(lambda: onet.read_task_statements(path), ":7", "'O*NET-SOC Code'", "badly formed")
+
+
+def _edit_xlsx(source_dir: Path, relative: str, tmp_path: Path, cells: dict[str, object], rows: int = 50) -> Path:
+    """A copy of a workbook's first `rows` rows (same file and sheet name) with some cells set, e.g. {"C5": "x"};
+    a value may be a function of the sheet. Small, because writing a 56,560-row workbook takes 10 s."""
+    import openpyxl
+
+    source = openpyxl.load_workbook(source_dir / relative, read_only=True)
+    try:
+        original = source.worksheets[0]
+        book = openpyxl.Workbook()
+        sheet = book.active
+        sheet.title = original.title
+        for row in original.iter_rows(max_row=rows, values_only=True):
+            sheet.append(row)
+    finally:
+        source.close()
+    for cell, value in cells.items():
+        sheet[cell] = value(sheet) if callable(value) else value
+    target = tmp_path / Path(relative).name
+    book.save(target)
+    return target
+
+
+def test_bad_alternate_titles_renamed_column(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.ALTERNATE_TITLES, tmp_path, {"C1": "Alt Title"})
+    _expect(lambda: onet.read_alternate_titles(path), path.name, "'Alternate Title'", "missing column")
+
+
+def test_bad_alternate_titles_duplicate_key(source_dir, tmp_path):
+    # Row 4 becomes row 3 again (same code, alternate title and short title).
+    path = _edit_xlsx(source_dir, onet.ALTERNATE_TITLES, tmp_path, {"C4": lambda ws: ws["C3"].value, "D4": lambda ws: ws["D3"].value})
+    error = _expect(
+        lambda: onet.read_alternate_titles(path),
+        path.name, "Alternate Titles!4", "'onet_soc_code'", "duplicate key", "lines Alternate Titles!3 and Alternate Titles!4",
+    )
+    assert error.line == "Alternate Titles!4"
+
+
+def test_bad_alternate_titles_sources(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.ALTERNATE_TITLES, tmp_path, {"E12": "04;06"})
+    _expect(lambda: onet.read_alternate_titles(path), f"{path.name}:Alternate Titles!12", "'Source(s)'", "badly formed", "04;06")
+
+
+def test_bad_reported_titles_yes_no(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.REPORTED_TITLES, tmp_path, {"D6": "Yes"})
+    error = _expect(
+        lambda: onet.read_reported_titles(path),
+        f"{path.name}:Sample of Reported Titles!6", "'Shown in My Next Move'", "['Y', 'N']", "'Yes'",
+    )
+    assert error.line == "Sample of Reported Titles!6"
+
+
+def test_bad_reported_titles_empty_flag(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.REPORTED_TITLES, tmp_path, {"D8": None})
+    _expect(lambda: onet.read_reported_titles(path), f"{path.name}:Sample of Reported Titles!8", "'Shown in My Next Move'", "empty value")
+
+
+def test_bad_technology_skills_soc_code(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.TECHNOLOGY_SKILLS, tmp_path, {"A9": "15-1252"})
+    _expect(lambda: onet.read_technology_skills(path), f"{path.name}:Technology Skills!9", "'O*NET-SOC Code'", "badly formed", "15-1252")
+
+
+def test_bad_technology_skills_hot_flag(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.TECHNOLOGY_SKILLS, tmp_path, {"F15": "X"})
+    _expect(lambda: onet.read_technology_skills(path), f"{path.name}:Technology Skills!15", "'Hot Technology'", "['Y', 'N']", "'X'")
+
+
+def test_bad_technology_skills_commodity_code(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.TECHNOLOGY_SKILLS, tmp_path, {"D20": "4323220x"})
+    _expect(lambda: onet.read_technology_skills(path), f"{path.name}:Technology Skills!20", "'Commodity Code'", "whole number", "4323220x")
+
+
+def test_bad_related_occupations_unknown_tier(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.RELATED_OCCUPATIONS, tmp_path, {"E10": "Secondary"})
+    _expect(
+        lambda: onet.read_related_occupations(path),
+        f"{path.name}:Related Occupations!10", "'Relatedness Tier'", "['Primary-Short', 'Primary-Long', 'Supplemental']", "'Secondary'",
+    )
+
+
+def test_bad_related_occupations_index_out_of_range(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.RELATED_OCCUPATIONS, tmp_path, {"F7": 21})
+    _expect(lambda: onet.read_related_occupations(path), f"{path.name}:Related Occupations!7", "'Index'", "[1, 20]", "21")
+
+
+def test_bad_related_occupations_duplicate_neighbour(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.RELATED_OCCUPATIONS, tmp_path, {"C5": lambda ws: ws["C2"].value})
+    _expect(
+        lambda: onet.read_related_occupations(path),
+        f"{path.name}:Related Occupations!5", "duplicate key", "lines Related Occupations!2 and Related Occupations!5",
+    )
+
+
+def test_bad_task_dwas_task_id(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.TASK_DWAS, tmp_path, {"C5": "20461a"})
+    error = _expect(lambda: onet.read_task_dwas(path), f"{path.name}:Tasks to DWAs!5", "'Task ID'", "whole number", "20461a")
+    assert error.column == "Task ID"
+
+
+def test_bad_task_dwas_dwa_id(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.TASK_DWAS, tmp_path, {"E11": "4.A.2.a.4.I09"})
+    _expect(lambda: onet.read_task_dwas(path), f"{path.name}:Tasks to DWAs!11", "'DWA ID'", "badly formed", "4.A.2.a.4.I09")
+
+
+def test_bad_dwa_reference_duplicate_dwa(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.DWA_REFERENCE, tmp_path, {"E3": lambda ws: ws["E2"].value})
+    _expect(
+        lambda: onet.read_dwa_reference(path),
+        f"{path.name}:DWA Reference!3", "'dwa_id'", "duplicate key", "lines DWA Reference!2 and DWA Reference!3",
+    )
+
+
+def test_bad_dwa_reference_renamed_column(source_dir, tmp_path):
+    path = _edit_xlsx(source_dir, onet.DWA_REFERENCE, tmp_path, {"C1": "IWA"})
+    _expect(lambda: onet.read_dwa_reference(path), path.name, "'IWA ID'", "missing column")
+
+
+def test_bad_dwa_reference_missing_sheet(source_dir, tmp_path):
+    import openpyxl
+
+    path = _edit_xlsx(source_dir, onet.DWA_REFERENCE, tmp_path, {})
+    book = openpyxl.load_workbook(path)
+    book.worksheets[0].title = "Sheet1"
+    book.save(path)
+    _expect(lambda: onet.read_dwa_reference(path), path.name, "sheet 'DWA Reference'")
 
 
 def test_bad_occupations_empty_file(tmp_path):

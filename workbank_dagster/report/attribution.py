@@ -17,8 +17,8 @@ from ..sources.registry import SOURCES
 ONET_CREDIT = (
     "This report includes information from the O*NET 29.3 Database by the U.S. Department of Labor, "
     "Employment and Training Administration (USDOL/ETA). Used under the CC BY 4.0 license. "
-    "O*NET® is a trademark of USDOL/ETA. The task statements and occupation titles are shown as published; "
-    "coverage, exposure joins and work-time weights are ours."
+    "O*NET® is a trademark of USDOL/ETA. The task statements, occupation and job titles, technology skills, related occupations "
+    "and detailed work activities are O*NET's, as published; coverage, exposure joins and work-time weights are ours."
 )
 
 WORKS = (
