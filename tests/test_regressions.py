@@ -147,3 +147,15 @@ def test_degenerate_samples_give_nans_not_a_failed_run():
     assert fit.n_obs == 40 and all(np.isnan(fit.ratio)) and fit.curve["p"].isna().all() and len(fit.curve) == 100
     imp = importance_logit(tasks)
     assert imp.occupations_kept == 0 and imp.occupations_dropped == 8 and all(np.isnan(imp.ratio)) and len(imp.adjusted) == 10
+
+
+def test_importance_logit_with_one_cluster_gives_nans_not_a_failed_run():
+    """A sparse judge on a small run left mixed coverage in occupations of one SOC major group only:
+    statsmodels' clustered covariance then divides by (clusters - 1) = 0 (ZeroDivisionError before)."""
+    rows = []
+    for occupation in range(3):
+        for task in range(12):
+            rows.append((occupation * 100 + task, f"15-12{occupation}1.00", task % 2 == 0, 1 + task % 5, 1e9, task in (0, 5, 7)))
+    tasks = pd.DataFrame(rows, columns=["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"])
+    fit = importance_logit(tasks)
+    assert fit.occupations_kept == 3 and all(np.isnan(fit.ratio)) and fit.adjusted["p"].isna().all()

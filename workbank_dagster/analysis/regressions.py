@@ -151,9 +151,11 @@ def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> Im
     dropped = int(len(by_occupation) - len(varying))
     data = data[data["onet_soc_code"].isin(varying)].reset_index(drop=True)
     occupations = sorted(varying)
-    if len(occupations) == 0 or data["exposed"].nunique() < 2:
-        # A small run (a benchmark or two) can leave no occupation with both covered and uncovered
-        # tasks: nothing is estimable. Say so with NaNs instead of failing the whole run.
+    n_clusters = cluster_codes(data["onet_soc_code"], cluster_level).nunique() if len(data) else 0
+    if len(occupations) == 0 or data["exposed"].nunique() < 2 or n_clusters < 2 or len(data) <= len(occupations) + 5:
+        # A small run (a benchmark or two, or a sparse judge) can leave no occupation with both
+        # covered and uncovered tasks, all of them in one SOC group (no clustered covariance), or
+        # no more tasks than parameters: nothing is estimable. Say so with NaNs instead of failing.
         nan = float("nan")
         adjusted = pd.DataFrame(
             [(q, e, nan, nan, nan, len(data)) for q in range(1, 6) for e in (False, True)],
