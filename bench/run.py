@@ -110,14 +110,24 @@ import sys, time, json
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 from workbank_dagster.labeling.embedder import Embedder
+from workbank_dagster.labeling.prior import training_texts
 from workbank_dagster.labeling.text import chunk_text, language_of, role_phrase
+from workbank_dagster.labeling.titles import title_rows
 from workbank_dagster.sources import onet
 from workbank_dagster.sources.benchmarks import benchmark_files, read_benchmark_prompts
 source = Path({source!r})
 tasks = onet.read_task_statements(source / onet.TASK_STATEMENTS)
 occupations = onet.read_occupations(source / onet.OCCUPATIONS)
-titles = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]["title"].tolist()
-texts = list(tasks["task"]) + titles
+with_tasks = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
+titles = with_tasks["title"].tolist()
+# Judge v4's prior: O*NET's tasks, DWA titles, titles (alternate, reported) and technology, each
+# text once (labeling/prior.py), as the cold run's labeling/occupation_prior asset embeds them.
+prior = training_texts(
+    tasks, with_tasks, onet.read_task_dwas(source / onet.TASK_DWAS),
+    title_rows(occupations, onet.read_alternate_titles(source / onet.ALTERNATE_TITLES), onet.read_reported_titles(source / onet.REPORTED_TITLES)),
+    onet.read_technology_skills(source / onet.TECHNOLOGY_SKILLS),
+)
+texts = list(tasks["task"]) + titles + list(prior["text"])
 for path in benchmark_files(source / "benchmarks").values():
     for prompt in read_benchmark_prompts(path)["prompt"]:
         if language_of(prompt) == "en":
@@ -199,13 +209,17 @@ def private_sources(root: Path) -> Path:
 
 
 def growth() -> list[dict]:
-    """Retrieval + selection of the embedded judge on synthetic unit vectors, in a fresh process each."""
+    """Retrieval + selection of the default embedded judge (v4: narrowing, prior, benchmark context
+    over 10 benchmarks) on synthetic unit vectors, in a fresh process each."""
     code = """
 import sys, time, json, resource
 sys.path.insert(0, {repo!r})
 import numpy as np, pandas as pd
 from workbank_dagster.labeling.retrieval import TaskIndex
-from workbank_dagster.labeling.judges import EmbeddedJudge
+import scipy.sparse as sp
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4
+from workbank_dagster.labeling.prior import OccupationPrior
+from workbank_dagster.labeling.retrieval import BenchmarkContext
 rng = np.random.default_rng(0)
 n_tasks, n_occ, dim, n = 18796, 923, 384, {n}
 def unit(a): return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
@@ -221,8 +235,15 @@ for i in range(0, n, 10_000):
 texts = [f"prompt {{i}} word{{i % 500}}" for i in range(n)]
 inputs_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 started = time.perf_counter()
-candidates = index.retrieve(texts, prompts, np.zeros_like(prompts), np.zeros(n, dtype=bool), [None] * n)
-chosen = EmbeddedJudge().select(candidates, index)
+judge = EmbeddedJudgeV4()
+prior = OccupationPrior(codes, unit(rng.normal(size=(len(codes), dim))), np.zeros(len(codes), dtype=np.float32), "synthetic")
+groups = np.arange(n) % 10
+boosts = sp.csr_matrix((n, len(codes)), dtype=np.float32)
+roles, role_vectors, has_role = [None] * n, np.zeros_like(prompts), np.zeros(n, dtype=bool)
+common = dict(narrowing=judge.narrowing, boosts=boosts, prior=prior)
+sums = index.context_sums(texts, prompts, role_vectors, has_role, roles, groups, 10, **common)
+candidates = index.retrieve(texts, prompts, role_vectors, has_role, roles, context=BenchmarkContext(groups, sums, np.bincount(groups)), **common)
+chosen = judge.select(candidates, index, [str(g) for g in groups])
 elapsed = time.perf_counter() - started
 print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": inputs_rss}}))
 """

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import small_source_dir
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import embedded_judge_labels, task_index
+from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
 from workbank_dagster.labeling.sensors import benchmark_files_sensor
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.sources.assets import file_assets, raw_assets
@@ -84,10 +84,21 @@ def test_results_partition_without_results_file_is_empty(small_env):
     assert counts == {"cybench": 9 * 39 - 1}  # o4-mini lacks one task (results/SOURCES.md)
 
 
+# What the judges read besides the prompts: task statements and occupations, and judge v4's titles,
+# technology and the O*NET texts of its prior.
+LABELING_SOURCES = (
+    "onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas",
+)
+
+
+def _prepare_labeling(env) -> None:
+    needed = [dg.AssetKey([prefix, table]) for prefix in ("raw", "files") for table in LABELING_SOURCES]
+    assert _materialize(env, [*file_assets, *raw_assets], selection=needed).success
+    assert _materialize(env, [task_index, occupation_prior]).success
+
+
 def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
-    needed = [dg.AssetKey([prefix, table]) for prefix in ("raw", "files") for table in ("onet_task_statements", "onet_occupations")]
-    assert _materialize(small_env, [*file_assets, *raw_assets], selection=needed).success
-    assert _materialize(small_env, [task_index], selection=None).success
+    _prepare_labeling(small_env)
     for key in ("cybench", "paperbench"):
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     hashes, relabeled = [], []
@@ -104,10 +115,13 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
     with warehouse.connect(small_env["db"]) as con:
         rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.embedded_labels group by 1 order by 1").fetchall()
         statuses = dict(con.execute("select status, count(*) from labeling.embedded_judgements group by 1").fetchall())
+        labelers = dict(con.execute("select labeler, max(rank) from labeling.embedded_labels group by 1").fetchall())
     assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 9 for r in rows)
-    assert sum(statuses.values()) == 39 + 23
+    # Judges v4 and v3 judged every prompt of both benchmarks; v4 labels at most 3 tasks a prompt.
+    assert sum(statuses.values()) == 2 * (39 + 23)
+    assert labelers["embedded:all-MiniLM-L6-v2:v4"] <= 3 and labelers["embedded:all-MiniLM-L6-v2:v3"] <= 9
     metadata = _labels_metadata(result)
-    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v3"
+    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v4"
     assert metadata["embedded_now"].value == 0 and metadata["model_loaded"].value is False
 
 
@@ -117,8 +131,7 @@ def _labels_metadata(result) -> dict:
 
 
 def test_a_changed_benchmark_is_relabeled_and_only_it(small_env):
-    needed = [dg.AssetKey([prefix, table]) for prefix in ("raw", "files") for table in ("onet_task_statements", "onet_occupations")]
-    assert _materialize(small_env, [*file_assets, *raw_assets], selection=needed).success
+    _prepare_labeling(small_env)
     for key in SMALL:
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     both = dg.PartitionKeyRange("cybench", "paperbench")  # all three, as one single-run backfill
@@ -135,7 +148,7 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env):
     assert metadata["benchmarks_relabeled"].value == 1 and metadata["benchmarks_unchanged"].value == 2
     with warehouse.connect(small_env["db"]) as con:
         counts = dict(con.execute("select benchmark, count(*) from labeling.embedded_judgements group by 1").fetchall())
-    assert counts == {"cybench": 39, "finance-agent": 50, "paperbench": 22}
+    assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v4 and v3
 
 
 def test_sensor_first_tick_requests_only_partitions_never_materialized(small_env):

@@ -51,7 +51,12 @@ HELPER = REPO_ROOT / "tests" / "concurrency_run.py"
 BACKFILL = (
     "raw/onet_task_statements",
     "raw/onet_occupations",
+    "raw/onet_alternate_titles",
+    "raw/onet_reported_titles",
+    "raw/onet_technology_skills",
+    "raw/onet_task_dwas",
     "labeling/task_index",
+    "labeling/occupation_prior",
     "raw/benchmark_prompts",
     "raw/benchmark_results",
     "labeling/embedded_labels",

@@ -22,8 +22,9 @@ def test_headline_numbers(pipeline_run):
     assert h["n_prompts"] == 7_702
     assert h["total_employment"] == 152_091_610
     assert h["coverage_threshold"] == 5
-    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v3"
-    assert 0 < h["n_labels"] <= 10 * h["n_prompts"]
+    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v4"
+    # Judge v4 labels sparingly: one to three tasks a labeled prompt.
+    assert h["n_prompts_labeled"] <= h["n_labels"] <= 3 * h["n_prompts_labeled"]
     assert 0 < h["n_tasks_covered"] < h["n_tasks"]
     assert 0.0 < h["work_time_share_uncovered"] < 1.0
     # About 440 WritingBench prompts are Chinese: marked unlabeled with the reason, and counted.
@@ -31,7 +32,9 @@ def test_headline_numbers(pipeline_run):
     expected_keys = {
         "n_tasks", "n_occupations", "n_families", "n_benchmarks", "n_prompts", "n_labels", "coverage_threshold",
         "n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation",
-        "work_time_share_uncovered", "total_employment", "labeler",
+        "work_time_share_uncovered", "total_employment", "labeler", "n_prompts_abstained",
+        "holdout_gdpval_family_top1", "holdout_gdpval_occupation_top1", "holdout_gdpval_occupation_precision",
+        "holdout_gdpval_labels_per_labeled_prompt", "holdout_theagentcompany_family_top1",
     }
     assert expected_keys <= set(h)
 
@@ -48,7 +51,12 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         assert {
             "coverage_logit_coefs", "coverage_logit_curve", "importance_logit", "coverage_sensitivity", "occupation_model_scores",
             "workbank_task_zones", "unbenchmarked_green_light", "workbank_agency_table", "coverage_by_zone", "uncovered_by_telework",
+            "judge_ratios",
         } <= tables
+        # Both embedded judges, side by side: their coverage in the sensitivity table, their ratios.
+        judges = {r[0] for r in con.execute("select labeler from analysis.coverage_sensitivity where variant = 'judge'").fetchall()}
+        assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v4"}
+        assert con.execute("select count(*) from analysis.judge_ratios where exposure_coverage_ratio > 0").fetchone()[0] == 2
         variants = {r[0] for r in con.execute("select variant from analysis.coverage_sensitivity").fetchall()}
         assert {"threshold", "judge", "duplicate_texts_once"} <= variants and sum(v.startswith("without:") for v in variants) == 24
         assert con.execute("select count(*) from analysis.workbank_task_zones").fetchone()[0] == 846
@@ -85,6 +93,43 @@ def test_marts_shape_and_invariants(pipeline_run):
             assert expected <= present, (table, expected - present)
     finally:
         con.close()
+
+
+def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
+    h = pipeline_run["headline"]
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        rows = con.execute(
+            "select benchmark, count(*) filter (where status = 'abstained'), count(*) filter (where status <> 'unlabeled'), "
+            "count(*) filter (where status = 'abstained' and (reason = '' or confidence is null)) "
+            "from labeling.embedded_judgements where labeler = ? group by 1",
+            [h["labeler"]],
+        ).fetchall()
+        no_confidence = con.execute(
+            "select count(*) from labeling.embedded_judgements where labeler = ? and status <> 'unlabeled' and confidence is null", [h["labeler"]]
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert sum(r[1] for r in rows) == h["n_prompts_abstained"] > 0
+    assert all(abstained <= 0.2 * english for _, abstained, english, _ in rows), rows
+    assert all(unexplained == 0 for *_, unexplained in rows) and no_confidence == 0
+
+
+def test_readme_tables_are_this_run_s(pipeline_run):
+    """Every generated table of README.md equals what this run's outputs render (never skipped)."""
+    import json
+
+    from workbank_dagster.report import readme
+    from workbank_dagster.settings import REPO_ROOT
+
+    run = readme.RunOutputs.read(pipeline_run["root"] / "data" / "outputs" / "headline.json", pipeline_run["duckdb"])
+    bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    rendered = readme.sections(run, bench)
+    held = readme.blocks(text)
+    assert set(held) == set(rendered), f"README blocks {sorted(held)} vs generated {sorted(rendered)}"
+    stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}
+    assert not stale, "README.md is stale (run `python -m workbank_dagster.cli readme`): " + ", ".join(stale)
 
 
 def test_every_dbt_check_passed(pipeline_run, monkeypatch):

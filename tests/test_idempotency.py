@@ -30,7 +30,7 @@ REFRESHED = "cybench"
 HELPER = REPO_ROOT / "tests" / "concurrency_run.py"
 WAREHOUSE_SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "analysis"}
 # Assets keyed in a warehouse schema that write no table: the task index lives in the embedding cache.
-NOT_TABLES = {"labeling/task_index"}
+NOT_TABLES = {"labeling/task_index", "labeling/occupation_prior"}  # an index in memory, a model file
 JOBS = ("all_assets", "user_audits")  # what `make run` launches
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
-from workbank_dagster.labeling.judges import EmbeddedJudge
-from workbank_dagster.labeling.labels import Embeddings, label_with_embedded_judge
+from workbank_dagster.labeling.judges import EmbeddedJudgeV3
+from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
 from workbank_dagster.labeling.retrieval import top_k
 from workbank_dagster.labeling.text import chunk_text, language_of, pool_chunks
 
@@ -113,14 +113,14 @@ def test_embedded_judge_takes_best_occupation_first_and_respects_floor(tmp_path)
         occupations=np.array([[0, 1], [0, 1]]),
         occupation_scores=np.zeros((2, 2)),
     )
-    judge = EmbeddedJudge(n_occupations=2, first_tasks=2, other_tasks=1, min_similarity=0.15)
+    judge = EmbeddedJudgeV3(n_occupations=2, first_tasks=2, other_tasks=1, min_similarity=0.15)
     chosen = judge.select(candidates, index)
     # Occupation 0 first (its two tasks, the one below the floor dropped), then occupation 1's best.
     assert chosen[0] == [(10, 0.8), (20, 0.9)]
     assert chosen[1] == [(10, 0.2)]
 
 
-def test_label_with_embedded_judge_marks_non_english(tmp_path):
+def test_embedded_judge_marks_non_english(tmp_path):
     encoder = CountingEncoder()
     embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=encoder)
     index = _tiny_index(embeddings)
@@ -132,10 +132,13 @@ def test_label_with_embedded_judge_marks_non_english(tmp_path):
             "prompt_hash": ["h1", "h2"],
         }
     )
-    labels, judgements = label_with_embedded_judge(prompts, index, embeddings, EmbeddedJudge(n_occupations=1, first_tasks=1, min_similarity=-1.0))
+    judge = EmbeddedJudgeV3(n_occupations=1, first_tasks=1, min_similarity=-1.0)
+    retrieved = retrieve(prompts, index, embeddings)
+    labels, judgements = label_rows(retrieved, judge.select(retrieved.candidates, index), judge.labeler)
     assert labels[["prompt_id", "rank"]].values.tolist() == [["1", 1]]
     assert judgements.set_index("prompt_id")["status"].to_dict() == {"1": "labeled", "2": "unlabeled"}
     assert "English" in judgements.set_index("prompt_id").at["2", "reason"]
+    assert judgements["confidence"].isna().all()  # v3 gives no confidence
 
 
 def test_role_phrase():

@@ -16,7 +16,7 @@ import pytest
 from conftest import small_source_dir
 from fake_openai import FakeOpenAI
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import llm_judge_labels, task_index
+from workbank_dagster.labeling.assets import llm_judge_labels, occupation_prior, task_index
 from workbank_dagster.resources import ChatModelResource, WarehouseResource
 from workbank_dagster.settings import REPO_ROOT
 from workbank_dagster.sources.assets import file_assets, raw_assets
@@ -35,9 +35,11 @@ def llm_env(workbank_env, tmp_path, source_dir, monkeypatch):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
     resources = {"warehouse_db": WarehouseResource(path=str(db))}
-    needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in ("onet_task_statements", "onet_occupations")]
+    # The LLM judge's candidates are judge v4's: its titles, technology and prior are needed too.
+    tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")
+    needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in tables]
     assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
-    assert dg.materialize([task_index], instance=instance, resources=resources).success
+    assert dg.materialize([task_index, occupation_prior], instance=instance, resources=resources).success
     assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
     return {"db": db, "instance": instance, "resources": resources, "data_dir": workbank_env}
 
@@ -68,7 +70,7 @@ def test_llm_labels_written_and_rerun_pays_nothing(llm_env):
     with warehouse.connect(llm_env["db"]) as con:
         labels = con.execute("select count(*), count(distinct prompt_id), min(labeler), max(rank) from labeling.llm_labels").fetchone()
         statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
-    assert labels == (78, 39, "llm:fake-model:t1", 2)
+    assert labels == (78, 39, "llm:fake-model:t2", 2)
     assert statuses == {"labeled": 39}
     metadata = [e for e in second.asset_materializations_for_node("llm_judge_labels") if e.asset_key == dg.AssetKey(["labeling", "llm_labels"])][0].metadata
     assert metadata["requests"].value == 0 and metadata["from_cache"].value == 39

@@ -89,3 +89,48 @@ def _hold_lock(path, ready, release):
     ready.set()
     release.wait(30)
     con.close()
+
+
+def test_judgements_table_from_before_confidence_is_migrated(tmp_path):
+    """A warehouse written before judge v4 has judgements without `confidence`; replace_rows refuses
+    changed columns, so without the migration every labeling run on it failed."""
+    from workbank_dagster.labeling.assets import write_partitions
+    from workbank_dagster.labeling.labels import JUDGEMENT_COLUMNS
+    from workbank_dagster.resources import WarehouseResource
+
+    db = WarehouseResource(path=str(tmp_path / "w.duckdb"))
+    old = JUDGEMENT_COLUMNS[:-1]
+    with db.connect() as con:
+        con.execute("CREATE SCHEMA labeling")
+        con.execute(
+            "CREATE TABLE labeling.embedded_judgements (benchmark VARCHAR, prompt_id VARCHAR, labeler VARCHAR, prompt_hash VARCHAR, "
+            "status VARCHAR, reason VARCHAR, n_labels BIGINT, n_chunks BIGINT)"
+        )
+        con.execute("INSERT INTO labeling.embedded_judgements VALUES ('old', '1', 'v3', 'h', 'labeled', '', 2, 1)")
+        con.execute("CREATE TABLE labeling.llm_judgements AS SELECT * FROM labeling.embedded_judgements WHERE false")
+    judgements = pd.DataFrame(
+        [("new", "1", "v4", "h2", "abstained", "confidence 0.01 below 0.05", 0, 1, 0.01)], columns=JUDGEMENT_COLUMNS
+    ).astype({"n_labels": "Int64", "n_chunks": "Int64", "confidence": "Float64"})
+    labels = pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]).astype(
+        {"task_id": "Int64", "rank": "Int64", "score": "Float64"}
+    )
+    write_partitions(db, "embedded", "v4", ["new"], labels, judgements)
+    with db.connect() as con:
+        rows = con.execute("SELECT benchmark, status, confidence FROM labeling.embedded_judgements ORDER BY benchmark").fetchall()
+        llm_columns = [r[0] for r in con.execute("DESCRIBE labeling.llm_judgements").fetchall()]
+    assert rows == [("new", "abstained", 0.01), ("old", "labeled", None)]
+    assert llm_columns == JUDGEMENT_COLUMNS  # dbt unions both judges' tables: both migrated
+    assert old == [c for c in JUDGEMENT_COLUMNS if c != "confidence"]
+
+
+def test_add_columns_refuses_what_is_not_a_trailing_addition(tmp_path):
+    from workbank_dagster import warehouse
+
+    with warehouse.connect(tmp_path / "w.duckdb") as con:
+        con.execute("CREATE TABLE t (a INTEGER, b INTEGER)")
+        assert warehouse.add_columns(con, "main", "t", ["a", "b"], {}) == []
+        with pytest.raises(ValueError, match="only trailing columns"):
+            warehouse.add_columns(con, "main", "t", ["a", "c", "b"], {"c": "DOUBLE"})
+        with pytest.raises(ValueError, match="no type given"):
+            warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {})
+        assert warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {"c": "DOUBLE"}) == ["c"]

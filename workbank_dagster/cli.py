@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
+    readme = sub.add_parser("readme", help="rewrite README.md's result tables from the last run's outputs and bench/results.json")
+    readme.add_argument("--check", action="store_true", help="only say whether README.md matches them (exit 1 if not)")
     args = parser.parse_args(argv)
     os.chdir(REPO_ROOT)
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
@@ -25,12 +27,36 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "run":
         return runner.run_all()
+    if args.command == "readme":
+        return readme_command(check=args.check)
     if args.command == "estimate-llm":
         import json
 
         print(json.dumps(runner.estimate_llm(batch=args.batch, benchmarks=args.benchmarks or None), indent=2))
         return 0
     print(runner.dagster_home())
+    return 0
+
+
+def readme_command(*, check: bool) -> int:
+    import json
+
+    from .report import readme
+    from .settings import load_settings
+
+    settings = load_settings()
+    run = readme.RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
+    bench_path = REPO_ROOT / "bench" / "results.json"
+    bench = json.loads(bench_path.read_text()) if bench_path.is_file() else None
+    path = REPO_ROOT / "README.md"
+    text = path.read_text(encoding="utf-8")
+    updated = readme.rewrite(text, readme.sections(run, bench))
+    if check:
+        stale = [name for name, body in readme.blocks(updated).items() if readme.blocks(text).get(name) != body]
+        print("README.md matches the last run" if not stale else f"README.md is stale in: {', '.join(stale)}")
+        return 1 if stale else 0
+    path.write_text(updated, encoding="utf-8")
+    print(f"README.md: {len(readme.blocks(updated))} generated tables written")
     return 0
 
 

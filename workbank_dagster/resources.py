@@ -49,7 +49,7 @@ class ChatModelResource(dg.ConfigurableResource):
     spend_cap_usd: float = 5.0
     input_usd_per_mtok: float = 0.15
     output_usd_per_mtok: float = 0.60
-    max_labels: int = 5
+    max_labels: int = 3
 
     def llm_settings(self):
         """The judge's settings: every field of LLMSettings this resource also has."""

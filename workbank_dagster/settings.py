@@ -14,8 +14,10 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
-# The default labeler, spelled `method:model:template-version` (METHOD.md §3).
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v3"
+# Labelers are spelled `method:model:template-version` (METHOD.md §3). The default is the embedded
+# judge v4; v3 runs beside it (same embeddings) and stays selectable.
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v4"
+EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 
 
 def _path(value: str | None, default: Path) -> Path:

@@ -104,6 +104,7 @@ LABEL_DEPS = [key("staging", "stg_labeling__prompt_task_labels"), key("staging",
     specs=[
         _spec("coverage_sensitivity", "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.", LABEL_DEPS),
         _spec("work_time_uncovered_interval", "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.", LABEL_DEPS),
+        _spec("judge_ratios", "Both regression ratios (exposure, importance) under each judge's labels, side by side (METHOD.md §4-5).", LABEL_DEPS),
     ],
     pool="warehouse",
     name="coverage_sensitivity",
@@ -138,7 +139,33 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
                 }
             ]
         )
-        yield from _write(con, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval})
+        ratios = judge_ratios(by_labeler, tasks, settings.coverage_threshold, settings.cluster_level)
+        yield from _write(con, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios})
+
+
+def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
+    """The exposure and importance ratios with each judge's coverage: how far the headline's ratios
+    depend on who labeled (label density flattens both towards 1, METHOD.md §3)."""
+    rows = []
+    for labeler, labels in sorted(by_labeler.items()):
+        counts = prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+        mine = tasks.assign(n_prompts=counts, covered=counts >= threshold)
+        exposure = coverage_logit(mine, cluster_level=cluster_level).ratio
+        importance = importance_logit(mine, cluster_level=cluster_level).ratio
+        rows.append(
+            {
+                "labeler": labeler,
+                "threshold": threshold,
+                "exposure_coverage_ratio": exposure[0],
+                "exposure_ci_low": exposure[1],
+                "exposure_ci_high": exposure[2],
+                "importance_top_bottom_ratio": importance[0],
+                "importance_ci_low": importance[1],
+                "importance_ci_high": importance[2],
+            }
+        )
+    return pd.DataFrame(rows, columns=["labeler", "threshold", "exposure_coverage_ratio", "exposure_ci_low", "exposure_ci_high",
+                                       "importance_top_bottom_ratio", "importance_ci_low", "importance_ci_high"])
 
 
 SCORE_DEPS = [key("staging", "stg_benchmarks__results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]

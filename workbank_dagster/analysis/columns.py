@@ -86,6 +86,14 @@ BY_TABLE = {
         "hours_uncovered": "Of which on uncovered tasks.",
         "share_of_all_uncovered_hours": "The group's share of all uncovered hours.",
     },
+    "judge_ratios": {
+        "exposure_coverage_ratio": "P(covered | exposed) / P(covered | not exposed) at the median wage bill, with this judge's coverage.",
+        "exposure_ci_low": "Lower end of the exposure ratio's 95% interval (delta method on the log ratio).",
+        "exposure_ci_high": "Upper end of the exposure ratio's 95% interval.",
+        "importance_top_bottom_ratio": "Adjusted P(covered) of the most / least important quintile, with this judge's coverage.",
+        "importance_ci_low": "Lower end of the importance ratio's 95% interval (delta method on the log ratio).",
+        "importance_ci_high": "Upper end of the importance ratio's 95% interval.",
+    },
     "work_time_uncovered_interval": {
         "share_uncovered": "Share of US work hours on uncovered tasks (the estimate).",
         "ci_low": "Lower end of the bias-shifted bootstrap 95% interval.",

@@ -10,16 +10,33 @@ import pandas as pd
 
 from .. import warehouse
 from ..partitions import benchmarks_partitions
+from ..progress import reporter
 from ..resources import ChatModelResource, WarehouseResource
 from ..settings import load_settings
 from ..sources.assets import table_metadata
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
+from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
-from .judges import EmbeddedJudge
-from .labels import Embeddings, Retrieved, build_task_index, label_rows, retrieve
+from .judges import EmbeddedJudgeV3, EmbeddedJudgeV4
+from .labels import (
+    JUDGEMENT_COLUMNS,
+    EmbeddedPrompts,
+    Embeddings,
+    OccupationKnowledge,
+    Retrieved,
+    build_task_index,
+    embed_prompts,
+    judgement_rows,
+    label_rows,
+    retrieve_embedded,
+    retrieve_narrowed,
+)
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge
+from .prior import OccupationPrior, texts_sha256, training_texts
 from .retrieval import TaskIndex
+from .technology import TechnologyIndex
+from .titles import TitleIndex, title_rows
 
 LABELING_SCHEMA = "labeling"
 JUDGES = {"embedded": "the embedded judge (no key, no network)", "llm": "the LLM judge (OpenAI API or compatible server)"}
@@ -33,10 +50,15 @@ def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
 
 
-def embeddings_service() -> Embeddings:
+def embeddings_service(context: dg.AssetExecutionContext | None = None) -> Embeddings:
+    """The embedding store and model; with a context, embedding reports its progress to the run log."""
     settings = load_settings()
     store = EmbeddingStore(settings.cache_dir / "embeddings.sqlite")
-    return Embeddings(store=store, embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size))
+    return Embeddings(
+        store=store,
+        embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size),
+        progress=reporter(context.log.info) if context is not None else None,
+    )
 
 
 _INDEX_MEMO: dict[tuple, TaskIndex] = {}
@@ -71,8 +93,85 @@ def retrieval_options(settings) -> dict:
     }
 
 
-def embedded_judge(settings) -> EmbeddedJudge:
-    return EmbeddedJudge(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
+def embedded_judge(settings) -> EmbeddedJudgeV3:
+    """Judge v3 (kept beside v4 and selectable): its settings are the WORKBANK_JUDGE_* ones."""
+    return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
+
+
+def embedded_judge_v4() -> EmbeddedJudgeV4:
+    """Judge v4 with the parameters tuned on the `tune` half of labels_dev (README, Labeling)."""
+    return EmbeddedJudgeV4()
+
+
+# --- judge v4's knowledge: titles, technology, the O*NET prior -------------------------------------
+PRIOR_FILE = "occupation_prior.npz"
+_KNOWLEDGE_MEMO: dict[tuple, OccupationKnowledge] = {}
+
+
+def prior_path(settings) -> Path:
+    return settings.data_dir / "models" / PRIOR_FILE
+
+
+def _optional(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
+    with warehouse_db.connect() as con:
+        return con.execute(sql).df() if warehouse.table_exists(con, "raw", table) else None
+
+
+def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
+    """The O*NET texts the prior learns from (prior.training_texts), read from raw.*."""
+    tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
+    occupations = warehouse_db.query("SELECT onet_soc_code, title FROM raw.onet_occupations ORDER BY onet_soc_code")
+    occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
+    return training_texts(
+        tasks,
+        occupations,
+        _optional(warehouse_db, "SELECT onet_soc_code, dwa_title FROM raw.onet_task_dwas", "onet_task_dwas"),
+        title_frame(warehouse_db),
+        _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills", "onet_technology_skills"),
+    )
+
+
+def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
+    occupations = warehouse_db.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
+    alternate = _optional(warehouse_db, "SELECT onet_soc_code, alternate_title, short_title FROM raw.onet_alternate_titles", "onet_alternate_titles")
+    reported = _optional(warehouse_db, "SELECT onet_soc_code, reported_title FROM raw.onet_reported_titles", "onet_reported_titles")
+    return title_rows(occupations, alternate, reported)
+
+
+def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex) -> OccupationKnowledge:
+    """Titles, technology and the prior of judge v4, built once per process for given inputs."""
+    settings = load_settings()
+    titles = title_frame(warehouse_db)
+    technology = _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills")
+    path = prior_path(settings)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the occupation prior is missing; materialize labeling/occupation_prior first")
+    key = (
+        tuple(index.occupation_codes),
+        int(pd.util.hash_pandas_object(titles, index=False).sum()),
+        int(pd.util.hash_pandas_object(technology, index=False).sum()) if technology is not None else 0,
+        path.stat().st_mtime_ns,
+    )
+    if key not in _KNOWLEDGE_MEMO:
+        _KNOWLEDGE_MEMO.clear()
+        codes = list(index.occupation_codes)
+        evidence = OccupationEvidence(
+            codes, TitleIndex(titles, set(codes)), TechnologyIndex(technology, codes) if technology is not None else None
+        )
+        prior = OccupationPrior.load(path)
+        if prior.codes != codes:
+            raise ValueError(f"{path}: the prior was fitted on other occupations; materialize labeling/occupation_prior again")
+        _KNOWLEDGE_MEMO[key] = OccupationKnowledge(evidence, prior)
+    return _KNOWLEDGE_MEMO[key]
+
+
+def knowledge_key(knowledge: OccupationKnowledge) -> str:
+    """What judge v4's knowledge was built from, for the labels' input hash."""
+    return knowledge.prior.inputs_sha256 if knowledge.prior is not None else "no prior"
+
+
+def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, judge: EmbeddedJudgeV4, settings) -> Retrieved:
+    return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, **retrieval_options(settings))
 
 
 def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
@@ -83,9 +182,25 @@ def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.Da
     )
 
 
+def migrate_judgements(con, judge: str) -> list[str]:
+    """Bring a judgements table written by older code to today's columns (JUDGEMENT_COLUMNS).
+
+    Judge v4 added `confidence`; `replace_rows` refuses a frame whose columns differ from the
+    table's, so a warehouse from before it would fail every labeling run. Columns that the table
+    lacks are added at the end (NULL for the rows already there, which no judge scored); a table
+    with columns that today's code does not write is an error, not a guess.
+    """
+    table = judgements_table(judge)
+    if not warehouse.table_exists(con, LABELING_SCHEMA, table):
+        return []
+    return warehouse.add_columns(con, LABELING_SCHEMA, table, JUDGEMENT_COLUMNS, {"confidence": "DOUBLE"})
+
+
 def write_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str, keys: list[str], labels: pd.DataFrame, judgements: pd.DataFrame) -> None:
     """Replace this labeler's rows of each benchmark, one transaction per table and benchmark."""
     with warehouse_db.connect() as con:
+        for every in JUDGES:  # dbt unions both judges' tables: both must have today's columns
+            migrate_judgements(con, every)
         for key in keys:
             where = {"benchmark": key, "labeler": labeler}
             warehouse.replace_rows(con, LABELING_SCHEMA, labels_table(judge), labels[labels["benchmark"] == key], where)
@@ -97,7 +212,12 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
     return [
         dg.AssetSpec(
             key=[LABELING_SCHEMA, labels_table(judge)],
-            deps=[dg.AssetKey(["raw", "benchmark_prompts"]), dg.AssetKey([LABELING_SCHEMA, "task_index"])],
+            deps=[
+                dg.AssetKey(["raw", "benchmark_prompts"]),
+                dg.AssetKey([LABELING_SCHEMA, "task_index"]),
+                dg.AssetKey([LABELING_SCHEMA, "occupation_prior"]),
+                *(dg.AssetKey(["raw", t]) for t in ("onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")),
+            ],
             description=f"Prompt -> O*NET task labels of one benchmark by {JUDGES[judge]}: benchmark, prompt_id, "
             "task_id, rank, score, labeler, prompt_hash.",
             **common,
@@ -105,8 +225,9 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
         dg.AssetSpec(
             key=[LABELING_SCHEMA, judgements_table(judge)],
             deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
-            description=f"One record per prompt for {JUDGES[judge]}: labeled, no_match, failed or unlabeled, with the "
-            "reason (a prompt not in English, a request that failed) and the number of labels.",
+            description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, failed or unlabeled, with "
+            "the reason (low confidence, a prompt not in English, a request that failed), the number of labels and the "
+            "judge's confidence (judge v4: the probability of its best occupation).",
             **common,
         ),
     ]
@@ -143,7 +264,7 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
 )
 def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     started = time.perf_counter()
-    embeddings = embeddings_service()
+    embeddings = embeddings_service(context)
     index = load_task_index(warehouse_db, embeddings)
     return dg.MaterializeResult(
         metadata={
@@ -159,6 +280,50 @@ def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     )
 
 
+@dg.asset(
+    key=[LABELING_SCHEMA, "occupation_prior"],
+    deps=[
+        dg.AssetKey(["raw", table])
+        for table in ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
+    ],
+    group_name="labeling",
+    kinds={"python", "scikit-learn"},
+    owners=["team:labeling"],
+    pool="warehouse",
+    description="Judge v4's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
+    "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
+    "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the SHA-256 of the training texts.",
+)
+def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    settings = load_settings()
+    started = time.perf_counter()
+    texts = prior_training_texts(warehouse_db)
+    digest = texts_sha256(texts)
+    path = prior_path(settings)
+    embeddings = embeddings_service(context)
+    refitted = False
+    if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
+        index = load_task_index(warehouse_db, embeddings)
+        vectors = embeddings.texts(texts["text"].tolist())
+        fit_started = time.perf_counter()
+        OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest).save(path)
+        context.log.info(f"occupation prior fitted on {len(texts):,} O*NET texts in {time.perf_counter() - fit_started:.1f} s")
+        refitted = True
+    return dg.MaterializeResult(
+        metadata={
+            "path": str(path),
+            "bytes": path.stat().st_size,
+            "n_texts": len(texts),
+            "texts_by_kind": dg.MetadataValue.json({k: int(v) for k, v in texts["kind"].value_counts().sort_index().items()}),
+            "refitted": refitted,
+            "embedded_now": embeddings.store.misses,
+            "model_loaded": embeddings.embedder.loaded,
+            "seconds": round(time.perf_counter() - started, 2),
+        },
+        data_version=dg.DataVersion(digest),
+    )
+
+
 @dg.multi_asset(
     specs=_specs("embedded"),
     partitions_def=benchmarks_partitions,
@@ -167,33 +332,62 @@ def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     name="embedded_judge_labels",
 )
 def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+    """Judges v4 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
     settings = load_settings()
     started = time.perf_counter()
-    embeddings = embeddings_service()
-    judge = embedded_judge(settings)
+    embeddings = embeddings_service(context)
+    v3, v4 = embedded_judge(settings), embedded_judge_v4()
     keys = list(context.partition_keys)
     prompts = partition_prompts(warehouse_db, keys)
     # A benchmark whose prompts, task index, settings and labeling code are what its labels were
     # made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
-    inputs = embedded_inputs(settings, judge, task_index_key(warehouse_db, embeddings)[0], prompts, keys)
-    stored = stored_inputs(warehouse_db, judge.labeler)
-    stale = [key for key in keys if stored.get(key) != inputs[key]]
-    if stale:
+    index_key = task_index_key(warehouse_db, embeddings)[0]
+    prior_sha = prior_inputs_sha256(settings)
+    inputs = {
+        v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
+        v4.labeler: embedded_inputs(settings, v4.labeler, {**v4.describe(), "prior": prior_sha}, index_key, prompts, keys),
+    }
+    stored = {labeler: stored_inputs(warehouse_db, labeler) for labeler in inputs}
+    stale = {labeler: [k for k in keys if stored[labeler].get(k) != inputs[labeler][k]] for labeler in inputs}
+    relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
+    if relabel:
         index = load_task_index(warehouse_db, embeddings)
-        retrieved = retrieve(prompts[prompts["benchmark"].isin(stale)].reset_index(drop=True), index, embeddings, **retrieval_options(settings))
-        labels, judgements = label_rows(retrieved, judge.select(retrieved.candidates, index), judge.labeler)
-        write_partitions(warehouse_db, "embedded", judge.labeler, stale, labels, judgements)
-        write_inputs(warehouse_db, judge.labeler, {key: inputs[key] for key in stale})
-    labels, judgements = read_partitions(warehouse_db, "embedded", judge.labeler, keys)
+        embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
+        if stale[v3.labeler]:
+            mine = _subset(embedded, stale[v3.labeler])
+            retrieved = retrieve_embedded(mine, index, **retrieval_options(settings))
+            labels, judgements = label_rows(retrieved, v3.select(retrieved.candidates, index), v3.labeler)
+            write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
+            write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
+        if stale[v4.labeler]:
+            mine = _subset(embedded, stale[v4.labeler])
+            knowledge = load_knowledge(warehouse_db, index)
+            retrieved = retrieve_v4(mine, index, knowledge, v4, settings)
+            decided = v4.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
+            labels, judgements = judgement_rows(retrieved, decided, v4.labeler)
+            write_partitions(warehouse_db, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
+            write_inputs(warehouse_db, v4.labeler, {key: inputs[v4.labeler][key] for key in stale[v4.labeler]})
+    labels, judgements = read_partitions(warehouse_db, "embedded", None, keys)
+    per_labeler = {
+        labeler: {
+            "labels_per_prompt": round(float((labels["labeler"] == labeler).sum()) / max(int((judgements["labeler"] == labeler).sum()), 1), 3),
+            "status_counts": {k: int(v) for k, v in judgements[judgements["labeler"] == labeler]["status"].value_counts().items()},
+            "benchmarks_relabeled": len(stale[labeler]),
+        }
+        for labeler in inputs
+    }
+    mine = judgements[judgements["labeler"] == v4.labeler]
     yield from _results(
         "embedded",
-        labels,
-        judgements,
+        labels[labels["labeler"] == v4.labeler],
+        mine,
         {
-            "labeler": judge.labeler,
-            "selection_rule": dg.MetadataValue.json(judge.describe()),
-            "benchmarks_relabeled": len(stale),
-            "benchmarks_unchanged": len(keys) - len(stale),
+            "labeler": v4.labeler,
+            "labelers": dg.MetadataValue.json(per_labeler),
+            "selection_rule": dg.MetadataValue.json(v4.describe()),
+            "abstained": int((mine["status"] == "abstained").sum()),
+            "benchmarks_relabeled": len(relabel),
+            "benchmarks_unchanged": len(keys) - len(relabel),
             "chunks": embeddings.stats["chunks"],
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
@@ -203,15 +397,38 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
     )
 
 
+def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
+    """The embedded prompts of some benchmarks only (whole benchmarks: the benchmark context needs them)."""
+    keep = embedded.prompts["benchmark"].isin(keys).to_numpy()
+    return EmbeddedPrompts(
+        embedded.prompts[keep].reset_index(drop=True),
+        embedded.vectors[keep],
+        [c for c, k in zip(embedded.chunk_counts, keep) if k],
+        [r for r, k in zip(embedded.roles, keep) if k],
+        embedded.role_vectors[keep],
+        embedded.has_role[keep],
+        embedded.unreadable[embedded.unreadable["benchmark"].isin(keys)].reset_index(drop=True),
+    )
+
+
 INPUTS_TABLE = "embedded_label_inputs"
-_LABELING_CODE = ("retrieval.py", "judges.py", "labels.py", "text.py", "embedder.py")
+_LABELING_CODE = ("retrieval.py", "judges.py", "labels.py", "text.py", "embedder.py", "titles.py", "technology.py", "evidence.py", "prior.py")
 
 
-def embedded_inputs(settings, judge: EmbeddedJudge, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
-    """Per benchmark, a SHA-256 of everything its embedded labels depend on."""
+def prior_inputs_sha256(settings) -> str:
+    """The training-text hash the prior on disk was fitted on ('none' when there is none yet)."""
+    path = prior_path(settings)
+    return OccupationPrior.load(path).inputs_sha256 if path.is_file() else "none"
+
+
+def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
+    """Per benchmark, a SHA-256 of everything its embedded labels depend on.
+
+    A benchmark's v4 labels also depend on every other prompt of the same benchmark (the benchmark
+    context), which its prompt list below covers."""
     here = Path(__file__).parent
     common = hashlib.sha256()
-    common.update(json.dumps([judge.labeler, judge.describe(), retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
+    common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
     for name in _LABELING_CODE:
         common.update((here / name).read_bytes())
     out = {}
@@ -238,16 +455,18 @@ def write_inputs(warehouse_db: WarehouseResource, labeler: str, inputs: dict[str
         warehouse.replace_rows(con, LABELING_SCHEMA, INPUTS_TABLE, frame, {"benchmark": list(inputs), "labeler": labeler})
 
 
-def read_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str | None, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of these benchmarks, of one labeler (or of every labeler of this judge: None)."""
     marks = ",".join("?" * len(keys))
+    who, params = ("labeler = ? AND ", [labeler]) if labeler is not None else ("", [])
     with warehouse_db.connect() as con:
         labels = con.execute(
-            f"SELECT * FROM {LABELING_SCHEMA}.{labels_table(judge)} WHERE labeler = ? AND benchmark IN ({marks}) ORDER BY benchmark, prompt_id, rank",
-            [labeler, *keys],
+            f"SELECT * FROM {LABELING_SCHEMA}.{labels_table(judge)} WHERE {who}benchmark IN ({marks}) ORDER BY labeler, benchmark, prompt_id, rank",
+            [*params, *keys],
         ).df()
         judgements = con.execute(
-            f"SELECT * FROM {LABELING_SCHEMA}.{judgements_table(judge)} WHERE labeler = ? AND benchmark IN ({marks}) ORDER BY benchmark, prompt_id",
-            [labeler, *keys],
+            f"SELECT * FROM {LABELING_SCHEMA}.{judgements_table(judge)} WHERE {who}benchmark IN ({marks}) ORDER BY labeler, benchmark, prompt_id",
+            [*params, *keys],
         ).df()
     return labels, judgements
 
@@ -256,6 +475,12 @@ class LLMLabelsConfig(dg.Config):
     mode: str = "sync"  # "sync": one request per prompt; "batch": the Batch API
     batch_poll_seconds: float = 30.0
     batch_max_wait_seconds: float = 600.0
+
+
+def llm_candidates(warehouse_db: WarehouseResource, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings) -> Retrieved:
+    """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
+    benchmark context), so the chat model chooses among the better candidates too."""
+    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index), embedded_judge_v4(), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
@@ -294,10 +519,10 @@ def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig,
     """Labels by a chat model over the shared candidates. Every judgement is cached as it arrives; a run
     that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
     settings = load_settings()
-    embeddings = embeddings_service()
+    embeddings = embeddings_service(context)
     index = load_task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
-    retrieved = retrieve(partition_prompts(warehouse_db, keys), index, embeddings, **retrieval_options(settings))
+    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings)
     items = llm_items(retrieved, index)
     judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), log=context.log.warning)
     if config.mode == "batch":
@@ -320,4 +545,4 @@ def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig,
     yield from _results("llm", labels, judgements, metadata)
 
 
-__all__ = ["task_index", "embedded_judge_labels", "llm_judge_labels"]
+__all__ = ["task_index", "occupation_prior", "embedded_judge_labels", "llm_judge_labels"]

@@ -60,9 +60,17 @@ class EmbeddingStore:
             )
 
     def embed(
-        self, model: str, texts: Sequence[str], encode: Callable[[list[str]], np.ndarray], *, batch: int = 512
+        self,
+        model: str,
+        texts: Sequence[str],
+        encode: Callable[[list[str]], np.ndarray],
+        *,
+        batch: int = 512,
+        progress: Callable[[str, int], object] | None = None,
     ) -> np.ndarray:
-        """Vectors for `texts` in order: cached ones read back, the rest encoded and stored batch by batch."""
+        """Vectors for `texts` in order: cached ones read back, the rest encoded and stored batch by batch.
+
+        `progress(what, total)` makes a progress.Progress for the texts that must be encoded."""
         keys = [text_key(t) for t in texts]
         cached = self.get(model, keys)
         missing = list(dict.fromkeys(k for k in keys if k not in cached))
@@ -70,11 +78,18 @@ class EmbeddingStore:
         self.misses += len(missing)
         if missing:
             text_by_key = {k: t for k, t in zip(keys, texts)}
-            for start in range(0, len(missing), batch):
-                batch_keys = missing[start : start + batch]
-                vectors = encode([text_by_key[k] for k in batch_keys])
-                self.put(model, batch_keys, vectors)
-                cached.update(zip(batch_keys, vectors))
+            meter = progress(f"embedding with {model}", len(missing)) if progress is not None else None
+            try:
+                for start in range(0, len(missing), batch):
+                    batch_keys = missing[start : start + batch]
+                    vectors = encode([text_by_key[k] for k in batch_keys])
+                    self.put(model, batch_keys, vectors)
+                    cached.update(zip(batch_keys, vectors))
+                    if meter is not None:
+                        meter.update(len(batch_keys))
+            finally:
+                if meter is not None:
+                    meter.close()
         if not keys:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         return np.vstack([cached[k] for k in keys]).astype(np.float32, copy=False)

@@ -6,14 +6,17 @@ prompt, an ordered list of (task_id, score): rank 1 first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-from ..settings import EMBEDDED_LABELER
-from .retrieval import Candidates, TaskIndex
+import numpy as np
+
+from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3
+from .evidence import EvidenceWeights
+from .retrieval import Candidates, Narrowing, TaskIndex
 
 
 @dataclass(frozen=True)
-class EmbeddedJudge:
+class EmbeddedJudgeV3:
     """The selection rule that stands in for a chat model.
 
     Take the prompt's `n_occupations` best occupations (hybrid retrieval score); label the
@@ -27,7 +30,7 @@ class EmbeddedJudge:
     first_tasks: int = 3
     other_tasks: int = 2
     min_similarity: float = 0.25
-    labeler: str = EMBEDDED_LABELER
+    labeler: str = EMBEDDED_LABELER_V3
 
     def select(self, candidates: Candidates, index: TaskIndex) -> list[list[tuple[int, float]]]:
         out = []
@@ -50,3 +53,115 @@ class EmbeddedJudge:
             "min_similarity": self.min_similarity,
         }
 
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What judge v4 decided for one prompt: its labels, status, reason and confidence."""
+
+    labels: list[tuple[int, float]]
+    status: str  # labeled | abstained
+    reason: str
+    confidence: float
+
+
+@dataclass(frozen=True)
+class EmbeddedJudgeV4:
+    """Narrow, then label sparingly.
+
+    Retrieval has ranked occupations family first (retrieval.Narrowing, with the title, technology
+    and prior evidence of evidence.py and prior.py). The judge takes the best occupation, and the
+    second one too when its probability is at least `second_occupation` × the first's (with the
+    default 0.02 the second is left out when the first is 50 times as likely, as after a confident
+    title match). Rank 1 is the best occupation's most similar candidate task, rank 2 the second
+    occupation's; a further task of either is added only when its similarity is within
+    `task_margin` of rank 1's (the margin rule), up to `max_labels`.
+
+    It **abstains** (status `abstained`, with the reason) when its confidence, the probability of
+    the best occupation, is below `abstain_below`, or its rank-1 task's similarity is below
+    `min_similarity`. Abstention is capped, so it cannot buy precision: in each benchmark at most
+    `max_abstain_share` of the prompts it judges abstain (those furthest below either bar); the
+    others are labeled as usual. Score = cosine similarity of prompt and task.
+    """
+
+    # Tuned on the `tune` half of labels_dev only (reference/labels_dev_split.csv; README, Labeling).
+    narrowing: Narrowing = Narrowing(temperature=2.0, family=2.0, prior=0.2, context=1.0)
+    evidence: EvidenceWeights = EvidenceWeights(title_weight=4.0, decide_at=0.7, technology_weight=1.0)
+    second_occupation: float = 0.02
+    task_margin: float = 0.05
+    max_labels: int = 3
+    abstain_below: float = 0.05
+    max_abstain_share: float = 0.2
+    min_similarity: float = 0.2
+    labeler: str = EMBEDDED_LABELER
+
+    def select(self, candidates: Candidates, index: TaskIndex, groups: list[str]) -> list[Judgement]:
+        """One judgement per prompt; `groups[i]` is prompt i's benchmark (the abstention cap is per benchmark)."""
+        confidence = candidates.occupation_probability[:, 0]
+        plans = [self._plan(row, candidates, index) for row in range(len(candidates.task_positions))]
+        # How far below its bar each prompt is (< 1: it would abstain); the lowest abstain first.
+        shortfall = np.array(
+            [min(confidence[row] / self.abstain_below if self.abstain_below > 0 else np.inf, plan[1] / self.min_similarity if self.min_similarity > 0 else np.inf)
+             for row, plan in enumerate(plans)]
+        )
+        allowed = self._abstention_allowed(shortfall, groups)
+        out = []
+        for row, (picked, best) in enumerate(plans):
+            positions, sims = candidates.task_positions[row], candidates.task_similarity[row]
+            title = index.titles[int(candidates.occupations[row][0])]
+            if allowed[row] and confidence[row] < self.abstain_below:
+                out.append(Judgement([], "abstained", f"confidence {confidence[row]:.3f} below {self.abstain_below} (best guess: {title})", float(confidence[row])))
+            elif allowed[row]:
+                out.append(Judgement([], "abstained", f"no task of {title} similar enough (best {best:.3f} < {self.min_similarity})", float(confidence[row])))
+            else:
+                labels = [(int(index.task_ids[positions[i]]), float(sims[i])) for i in picked]
+                out.append(Judgement(labels, "labeled", "", float(confidence[row])))
+        return out
+
+    def _plan(self, row: int, candidates: Candidates, index: TaskIndex) -> tuple[list[int], float]:
+        """The candidate indices to label for one prompt, and the similarity of its rank-1 task."""
+        positions, sims = candidates.task_positions[row], candidates.task_similarity[row]
+        occupations, p = candidates.occupations[row], candidates.occupation_probability[row]
+        chosen = [occupations[0]]
+        if len(occupations) > 1 and p[1] >= self.second_occupation * p[0]:
+            chosen.append(occupations[1])
+        # Candidates are ordered by similarity: each chosen occupation's best task is its first.
+        owner = index.task_occupation[positions]
+        firsts = [int(np.argmax(owner == o)) for o in chosen if (owner == o).any()]
+        if not firsts:
+            return [], 0.0
+        # Rank 1: the best occupation's best task; then the second occupation's best task; then
+        # further tasks of either only within `task_margin` of the first (the margin rule).
+        picked = [firsts[0]] + [i for i in firsts[1:] if sims[i] >= self.min_similarity]
+        floor = sims[firsts[0]] - self.task_margin
+        for i in np.nonzero(np.isin(owner, chosen))[0]:
+            if len(picked) >= self.max_labels or sims[i] < floor:
+                break
+            if i not in picked:
+                picked.append(int(i))
+        return picked[: self.max_labels], float(sims[firsts[0]])
+
+    def _abstention_allowed(self, shortfall: np.ndarray, groups: list[str]) -> np.ndarray:
+        """Which prompts may abstain: those below a bar (shortfall < 1), the furthest below first,
+        at most `max_abstain_share` of each benchmark's prompts; the rest are labeled."""
+        allowed = np.zeros(len(shortfall), dtype=bool)
+        by_group: dict[str, list[int]] = {}
+        for i, group in enumerate(groups):
+            by_group.setdefault(group, []).append(i)
+        for members in by_group.values():
+            quota = int(np.floor(self.max_abstain_share * len(members)))
+            low = sorted((i for i in members if shortfall[i] < 1.0), key=lambda i: (shortfall[i], i))
+            allowed[low[:quota]] = True
+        return allowed
+
+    def describe(self) -> dict:
+        return {
+            "narrowing": asdict(self.narrowing),
+            "evidence": asdict(self.evidence),
+            "second_occupation": self.second_occupation,
+            "task_margin": self.task_margin,
+            "max_labels": self.max_labels,
+            "abstain_below": self.abstain_below,
+            "max_abstain_share": self.max_abstain_share,
+            "min_similarity": self.min_similarity,
+        }

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
-from .embedder import Embedder
+from .embedder import DIMENSION, Embedder
 from .embedding_store import EmbeddingStore
-from .judges import EmbeddedJudge
-from .retrieval import Candidates, TaskIndex
+from .evidence import EvidenceWeights, OccupationEvidence
+from .judges import Judgement
+from .prior import OccupationPrior
+from .retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
 from .text import chunk_text, language_of, pool_chunks, role_phrase
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
-JUDGEMENT_COLUMNS = ["benchmark", "prompt_id", "labeler", "prompt_hash", "status", "reason", "n_labels", "n_chunks"]
+# `confidence` came last (judge v4): tables written before it get the column by migration (assets.py).
+JUDGEMENT_COLUMNS = ["benchmark", "prompt_id", "labeler", "prompt_hash", "status", "reason", "n_labels", "n_chunks", "confidence"]
 NOT_ENGLISH = "language {language}: the embedding model reads English only"
 
 
@@ -25,9 +29,10 @@ class Embeddings:
     store: EmbeddingStore
     embedder: Embedder
     stats: dict = field(default_factory=lambda: {"chunks": 0})
+    progress: Callable[[str, int], object] | None = None  # progress.reporter(...): embedding is the long step of a cold run
 
     def texts(self, texts: list[str]) -> np.ndarray:
-        return self.store.embed(self.embedder.model_name, texts, self.embedder.encode)
+        return self.store.embed(self.embedder.model_name, texts, self.embedder.encode, progress=self.progress)
 
     def prompts(self, prompts: list[str]) -> tuple[np.ndarray, list[int]]:
         """One pooled vector per prompt (mean of its chunks) and the number of chunks of each."""
@@ -54,17 +59,20 @@ def build_task_index(tasks: pd.DataFrame, occupations: pd.DataFrame, embeddings:
 
 
 @dataclass
-class Retrieved:
-    """Prompts that can be judged, with their candidates; the rest with the reason they cannot."""
+class EmbeddedPrompts:
+    """Prompts split into those the model can read and those it cannot, the readable ones embedded
+    (pooled chunks) with the role each states: what both embedded judges and the LLM judge share."""
 
     prompts: pd.DataFrame  # the readable prompts, in order
-    candidates: Candidates
+    vectors: np.ndarray
     chunk_counts: list[int]
     roles: list[str | None]
+    role_vectors: np.ndarray  # zero rows where no role is stated
+    has_role: np.ndarray
     unreadable: pd.DataFrame  # benchmark, prompt_id, prompt_hash, reason
 
 
-def retrieve(prompts: pd.DataFrame, index: TaskIndex, embeddings: Embeddings, **options) -> Retrieved:
+def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedPrompts:
     prompts = prompts.reset_index(drop=True)
     languages = [language_of(p) for p in prompts["prompt"]]
     readable_mask = np.array([lang == "en" for lang in languages], dtype=bool)
@@ -75,12 +83,52 @@ def retrieve(prompts: pd.DataFrame, index: TaskIndex, embeddings: Embeddings, **
     vectors, chunk_counts = embeddings.prompts(texts)
     roles = [role_phrase(t) for t in texts]
     has_role = np.array([r is not None for r in roles], dtype=bool)
-    role_vectors = embeddings.texts([r for r in roles if r is not None])
-    full_roles = np.zeros((len(texts), index.task_vectors.shape[1]), dtype=np.float32)
+    role_vectors = np.zeros((len(texts), vectors.shape[1] if vectors.ndim == 2 else DIMENSION), dtype=np.float32)
     if has_role.any():
-        full_roles[has_role] = role_vectors
-    candidates = index.retrieve(texts, vectors, full_roles, has_role, roles, **options)
-    return Retrieved(readable, candidates, chunk_counts, roles, unreadable)
+        role_vectors[has_role] = embeddings.texts([r for r in roles if r is not None])
+    return EmbeddedPrompts(readable, vectors, chunk_counts, roles, role_vectors, has_role, unreadable)
+
+
+@dataclass
+class Retrieved:
+    """Prompts that can be judged, with their candidates; the rest with the reason they cannot."""
+
+    prompts: pd.DataFrame  # the readable prompts, in order
+    candidates: Candidates
+    chunk_counts: list[int]
+    roles: list[str | None]
+    unreadable: pd.DataFrame  # benchmark, prompt_id, prompt_hash, reason
+    evidence: list | None = None  # judge v4: one evidence.EvidenceRecord per readable prompt
+
+
+def retrieve_embedded(embedded: EmbeddedPrompts, index: TaskIndex, **options) -> Retrieved:
+    """Candidates by the hybrid score alone (judge v3)."""
+    texts = embedded.prompts["prompt"].tolist()
+    candidates = index.retrieve(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, **options)
+    return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable)
+
+
+def retrieve(prompts: pd.DataFrame, index: TaskIndex, embeddings: Embeddings, **options) -> Retrieved:
+    return retrieve_embedded(embed_prompts(prompts, embeddings), index, **options)
+
+
+def retrieve_narrowed(
+    embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, narrowing: Narrowing, evidence: EvidenceWeights, **options
+) -> Retrieved:
+    """Candidates ranked family first with titles, technology, the O*NET prior and the benchmark
+    context (judge v4, and the LLM judge's candidates). The benchmark context is taken over the
+    prompts given, by benchmark: give every prompt of each benchmark at once."""
+    texts = embedded.prompts["prompt"].tolist()
+    boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
+    common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior)
+    context = None
+    if narrowing.context:
+        names = sorted(set(embedded.prompts["benchmark"]))
+        groups = np.array([names.index(b) for b in embedded.prompts["benchmark"]], dtype=np.int64)
+        sums = index.context_sums(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, groups, len(names), **common)
+        context = BenchmarkContext(groups, sums, np.bincount(groups, minlength=len(names)))
+    candidates = index.retrieve(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, context=context, **common, **options)
+    return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable, records)
 
 
 def empty_labels() -> pd.DataFrame:
@@ -97,7 +145,13 @@ def empty_labels() -> pd.DataFrame:
     )
 
 
-def label_rows(retrieved: Retrieved, chosen: list[list[tuple[int, float]]], labeler: str, statuses: list[tuple[str, str]] | None = None):
+def label_rows(
+    retrieved: Retrieved,
+    chosen: list[list[tuple[int, float]]],
+    labeler: str,
+    statuses: list[tuple[str, str]] | None = None,
+    confidences: list[float | None] | None = None,
+):
     """Label rows and judgement records from a judge's choices (one list per readable prompt)."""
     rows, judgements = [], []
     for i, row in enumerate(retrieved.prompts.itertuples(index=False)):
@@ -108,21 +162,31 @@ def label_rows(retrieved: Retrieved, chosen: list[list[tuple[int, float]]], labe
             status, reason = statuses[i]
         else:
             status, reason = ("labeled", "") if labels else ("no_match", "no candidate task similar enough")
-        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, status, reason, len(labels), retrieved.chunk_counts[i]))
+        confidence = confidences[i] if confidences is not None else None
+        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, status, reason, len(labels), retrieved.chunk_counts[i], confidence))
     for row in retrieved.unreadable.itertuples(index=False):
-        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, "unlabeled", row.reason, 0, 0))
+        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, "unlabeled", row.reason, 0, 0, None))
     labels = pd.DataFrame(rows, columns=LABEL_COLUMNS) if rows else empty_labels()
     labels = labels.astype({"task_id": "Int64", "rank": "Int64", "score": "Float64"})
-    judged = pd.DataFrame(judgements, columns=JUDGEMENT_COLUMNS).astype({"n_labels": "Int64", "n_chunks": "Int64"})
+    judged = pd.DataFrame(judgements, columns=JUDGEMENT_COLUMNS).astype({"n_labels": "Int64", "n_chunks": "Int64", "confidence": "Float64"})
     return labels, judged
 
 
-def label_with_embedded_judge(prompts: pd.DataFrame, index: TaskIndex, embeddings: Embeddings, judge: EmbeddedJudge, **options):
-    """Label every prompt (columns benchmark, prompt_id, prompt, prompt_hash) with the embedded judge.
+def judgement_rows(retrieved: Retrieved, judgements: list[Judgement], labeler: str):
+    """Label rows and judgement records from judge v4's judgements (status, reason, confidence each)."""
+    return label_rows(
+        retrieved,
+        [j.labels for j in judgements],
+        labeler,
+        [(j.status, j.reason) for j in judgements],
+        [j.confidence for j in judgements],
+    )
 
-    Prompts the English-only model cannot read are not guessed at: they are recorded with status
-    `unlabeled` and the reason, and get no label rows.
-    """
-    retrieved = retrieve(prompts, index, embeddings, **options)
-    chosen = judge.select(retrieved.candidates, index)
-    return label_rows(retrieved, chosen, judge.labeler)
+
+@dataclass
+class OccupationKnowledge:
+    """What judge v4 knows about occupations besides their tasks: titles and technology (as score
+    boosts) and the prior learned from O*NET's text."""
+
+    evidence: OccupationEvidence
+    prior: OccupationPrior | None

@@ -28,12 +28,16 @@ from dataclasses import dataclass, field
 
 from .judgement_cache import Judgement, JudgementCache, candidate_hash
 
-TEMPLATE_VERSION = "t1"
+# t2: the sparse labeling rule (judge issue). A new version means a new labeler string, so cached t1
+# judgements (keyed by labeler) are never reused for t2.
+TEMPLATE_VERSION = "t2"
 SYSTEM_PROMPT = (
     "You map AI benchmark prompts to the O*NET work tasks they exercise. A prompt exercises a task when a "
-    "worker doing that task would do the work the prompt asks for. Choose only from the candidate tasks given, "
-    "by their numeric IDs, best fit first. Choose at most {max_labels}; choose none if no candidate fits. "
-    "Answer with JSON only."
+    "worker doing that task would do the work the prompt asks for: judge the activity the prompt asks for, "
+    "not the subject matter of its text. Label sparingly: choose only the tasks the prompt actually exercises, "
+    "usually one to three, from the one or two occupations that would most plausibly do this work. Do not add "
+    "tasks that are merely related. Choose only from the candidate tasks given, by their numeric IDs, best fit "
+    "first. Choose at most {max_labels}; choose none if no candidate fits. Answer with JSON only."
 )
 RESPONSE_FORMAT = {
     "type": "json_schema",
@@ -85,7 +89,7 @@ class LLMSettings:
     input_usd_per_mtok: float = 0.15
     output_usd_per_mtok: float = 0.60
     batch_discount: float = 0.5
-    max_labels: int = 5
+    max_labels: int = 3
 
     @property
     def labeler(self) -> str:

@@ -64,14 +64,62 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return (values - mean) / np.where(std > 0, std, 1.0)
 
 
+@dataclass(frozen=True)
+class BenchmarkContext:
+    """The first pass of the benchmark context: per benchmark, the sum of its prompts' z-scored
+    occupation scores and their number; `groups[i]` is the benchmark of the i-th retrieved prompt."""
+
+    groups: np.ndarray
+    sums: np.ndarray  # (n_benchmarks, n_occupations)
+    counts: np.ndarray  # (n_benchmarks,)
+
+    def of(self, score: np.ndarray, rows: slice) -> np.ndarray:
+        """The mean z-scored occupation score of the other prompts of each prompt's benchmark
+        (leave-one-out, so a prompt is not its own evidence); 0 for a benchmark of one prompt."""
+        groups = self.groups[rows]
+        others = self.counts[groups] - 1
+        mean = (self.sums[groups] - _zscore(score)) / np.maximum(others, 1)[:, None]
+        mean[others < 1] = 0.0
+        return mean
+
+
 @dataclass
 class Candidates:
-    """Per prompt: candidate task positions (into the index), their similarity, and occupation order."""
+    """Per prompt: candidate task positions (into the index), their similarity, and occupation order.
+
+    `occupation_probability` and `family_probability` are filled when retrieval narrows by family
+    (judge v4): the softmax probability of each of the best occupations, and of the best family.
+    """
 
     task_positions: list[np.ndarray]
     task_similarity: list[np.ndarray]
     occupations: np.ndarray  # (n_prompts, n_best) occupation positions, best first
     occupation_scores: np.ndarray
+    occupation_probability: np.ndarray | None = None  # (n_prompts, n_best)
+    family_probability: np.ndarray | None = None  # (n_prompts,): of the best occupation's family
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """How judge v4 turns evidence into an occupation order: family first, then occupations.
+
+    The hybrid score gets the prior's log-probabilities (weight `prior`) and the title and
+    technology boosts (already weighted, one sparse row per prompt); a softmax at `temperature`
+    turns scores into occupation probabilities, which sum to family probabilities; each
+    occupation's rank score then adds `family` × log P(its family), so the best family's
+    occupations come first unless another family's occupation is far ahead.
+
+    `context` (benchmark context) adds `context` × the mean z-scored occupation score of the
+    benchmark's other prompts: a suite's prompts share an activity (fixing code, answering a
+    customer) that each dresses in a different domain (a florist's website, an airline), and the
+    mean over the suite brings the shared activity out. It uses other prompts' texts, never a
+    benchmark's name or labels.
+    """
+
+    temperature: float = 1.0
+    family: float = 1.0
+    prior: float = 0.0
+    context: float = 0.0
 
 
 class TaskIndex:
@@ -100,6 +148,9 @@ class TaskIndex:
         np.add.at(centroid, self.task_occupation, task_vectors)
         self.centroids = centroid / np.maximum(np.linalg.norm(centroid, axis=1, keepdims=True), 1e-12)
         self.tasks_of = [np.where(self.task_occupation == i)[0] for i in range(len(codes))]
+        # Families (SOC major groups, the code's first two digits), in order, and each occupation's.
+        self.families = sorted({code[:2] for code in codes})
+        self.occupation_family = np.array([self.families.index(code[:2]) for code in codes], dtype=np.int64)
         statements = self.tasks.groupby("onet_soc_code", sort=False)["task"].apply(" ".join)
         documents = [
             f"{title} {title} {description or ''} {statements.get(code, '')}"
@@ -118,6 +169,58 @@ class TaskIndex:
             out[:, o] = block.mean(axis=1)
         return out
 
+    def _scores(self, texts: list[str], vectors: np.ndarray, role_vectors: np.ndarray, role_mask: np.ndarray, roles: list[str | None]):
+        """Prompt-task similarities and the hybrid occupation score of a block of prompts."""
+        sims = vectors @ self.task_vectors.T
+        lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
+        score = (
+            WEIGHTS["tasks"] * _zscore(self._task_evidence(sims))
+            + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
+            + WEIGHTS["lexical"] * _zscore(lexical)
+        )
+        if role_mask.any():
+            role_title = _zscore(role_vectors @ self.title_vectors.T)
+            words = np.zeros((len(vectors), len(self.titles)))
+            for row, role in enumerate(roles):
+                if role:
+                    mine = title_words(role)
+                    words[row] = [len(mine & t) / max(len(mine | t), 1) for t in self._title_words]
+            score = score + role_mask[:, None] * (WEIGHTS["role"] * role_title + WEIGHTS["role_words"] * words)
+        return sims, score
+
+    def _evidence(self, score: np.ndarray, vectors: np.ndarray, rows: slice, narrowing: Narrowing, boosts, prior) -> np.ndarray:
+        """The hybrid score with judge v4's prior and title/technology boosts added."""
+        if prior is not None and narrowing.prior:
+            score = score + narrowing.prior * prior.log_proba(vectors)
+        if boosts is not None:
+            score = score + boosts[rows].toarray()
+        return score
+
+    def context_sums(
+        self,
+        prompt_texts: list[str],
+        prompt_vectors: np.ndarray,
+        role_vectors: np.ndarray,
+        has_role: np.ndarray,
+        roles: list[str | None],
+        groups: np.ndarray,
+        n_groups: int,
+        *,
+        narrowing: Narrowing,
+        boosts=None,
+        prior=None,
+        chunk: int = 512,
+    ) -> np.ndarray:
+        """Per group (benchmark), the sum of its prompts' z-scored occupation scores: the first pass of
+        the benchmark context (see `Narrowing.context`)."""
+        sums = np.zeros((n_groups, len(self.occupation_codes)))
+        for start in range(0, len(prompt_texts), chunk):
+            rows = slice(start, start + chunk)
+            vectors = prompt_vectors[rows]
+            _, score = self._scores(prompt_texts[rows], vectors, role_vectors[rows], has_role[rows], roles[rows])
+            np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
+        return sums
+
     def retrieve(
         self,
         prompt_texts: list[str],
@@ -130,6 +233,10 @@ class TaskIndex:
         per_occupation: int = 6,
         n_nearest: int = 10,
         chunk: int = 512,
+        narrowing: Narrowing | None = None,
+        boosts=None,  # scipy.sparse (n_prompts, n_occupations): title and technology evidence, weighted
+        prior=None,  # OccupationPrior: log P(occupation | prompt vector) from O*NET's own text
+        context: BenchmarkContext | None = None,
     ) -> Candidates:
         # Candidates go into arrays allocated once: a small array kept per prompt, allocated between
         # the large per-chunk temporaries, pins freed heap and made memory grow ~10 KB per prompt.
@@ -141,36 +248,46 @@ class TaskIndex:
         n_best = min(n_occupations, len(self.occupation_codes))
         occupations = np.zeros((n_prompts, n_best), dtype=np.int64)
         scores = np.zeros((n_prompts, n_best))
+        probability = np.zeros((n_prompts, n_best)) if narrowing else None
+        family_probability = np.zeros(n_prompts) if narrowing else None
         for start in range(0, len(prompt_texts), chunk):
             stop = start + chunk
-            vectors = prompt_vectors[start:stop]
-            sims = vectors @ self.task_vectors.T
-            lexical = (self._tfidf.transform([without_urls(t) for t in prompt_texts[start:stop]]) @ self._documents.T).toarray()
-            score = (
-                WEIGHTS["tasks"] * _zscore(self._task_evidence(sims))
-                + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
-                + WEIGHTS["lexical"] * _zscore(lexical)
-            )
-            role_mask = has_role[start:stop]
-            if role_mask.any():
-                role_title = _zscore(role_vectors[start:stop] @ self.title_vectors.T)
-                words = np.zeros((len(vectors), len(self.titles)))
-                for row, role in enumerate(roles[start:stop]):
-                    if role:
-                        mine = title_words(role)
-                        words[row] = [len(mine & t) / max(len(mine | t), 1) for t in self._title_words]
-                score = score + role_mask[:, None] * (WEIGHTS["role"] * role_title + WEIGHTS["role_words"] * words)
-            order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
-            occupations[start:stop] = order
-            scores[start:stop] = np.take_along_axis(score, order, axis=1)
+            rows = slice(start, stop)
+            vectors = prompt_vectors[rows]
+            sims, score = self._scores(prompt_texts[rows], vectors, role_vectors[rows], has_role[rows], roles[rows])
+            if narrowing is not None:
+                score = self._evidence(score, vectors, rows, narrowing, boosts, prior)
+                if context is not None and narrowing.context:
+                    score = score + narrowing.context * context.of(score, rows)
+                occupation_p, family_p = self._narrow(score, narrowing)
+                ranked = score + narrowing.family * np.log(np.maximum(family_p[:, self.occupation_family], 1e-12))
+                order = np.argsort(-ranked, axis=1, kind="stable")[:, :n_occupations]
+                probability[rows] = np.take_along_axis(occupation_p, order, axis=1)
+                family_probability[rows] = family_p[np.arange(len(order)), self.occupation_family[order[:, 0]]]
+                scores[rows] = np.take_along_axis(ranked, order, axis=1)
+            else:
+                order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
+                scores[rows] = np.take_along_axis(score, order, axis=1)
+            occupations[rows] = order
             nearest = np.argpartition(-sims, n_nearest - 1, axis=1)[:, :n_nearest] if n_nearest < sims.shape[1] else np.tile(np.arange(sims.shape[1]), (len(sims), 1))
             for row in range(len(vectors)):
                 own = [self.tasks_of[o][np.argsort(-sims[row, self.tasks_of[o]], kind="stable")[:per_occupation]] for o in order[row]]
                 pool = np.unique(np.concatenate([*own, nearest[row]]))
-                ranked = pool[np.argsort(-sims[row, pool], kind="stable")]
-                lengths[start + row] = len(ranked)
-                flat_positions[start + row, : len(ranked)] = ranked
-                flat_similarity[start + row, : len(ranked)] = sims[row, ranked]
+                ranked_pool = pool[np.argsort(-sims[row, pool], kind="stable")]
+                lengths[start + row] = len(ranked_pool)
+                flat_positions[start + row, : len(ranked_pool)] = ranked_pool
+                flat_similarity[start + row, : len(ranked_pool)] = sims[row, ranked_pool]
         positions = [flat_positions[i, : lengths[i]] for i in range(n_prompts)]
         similarity = [flat_similarity[i, : lengths[i]] for i in range(n_prompts)]
-        return Candidates(positions, similarity, occupations, scores)
+        return Candidates(positions, similarity, occupations, scores, probability, family_probability)
+
+    def _narrow(self, score: np.ndarray, narrowing: Narrowing) -> tuple[np.ndarray, np.ndarray]:
+        """Occupation probabilities (softmax at the narrowing's temperature) and family probabilities."""
+        logits = score / narrowing.temperature
+        logits = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        family_p = np.zeros((len(score), len(self.families)))
+        for f in range(len(self.families)):
+            family_p[:, f] = p[:, self.occupation_family == f].sum(axis=1)
+        return p, family_p

@@ -1,5 +1,6 @@
 """The judges' validation as an asset: every labeler found in the labeling schema, scored against the
-benchmark authors' development labels and against the reference set kept in `reference/`."""
+benchmark authors' development labels (per half of the committed split) and against the reference
+set kept in `reference/`."""
 
 import dagster as dg
 import pandas as pd
@@ -8,65 +9,96 @@ from .. import warehouse
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, load_settings
 from ..sources.assets import table_metadata
-from .assets import LABELING_SCHEMA, labels_table
-from .validation import dev_gold, read_reference, score_against_dev, score_against_reference
+from .assets import LABELING_SCHEMA, judgements_table, labels_table
+from .validation import REFERENCE_LEVELS, dev_gold, read_reference, read_split, score_against_dev, score_against_reference, statement_groups
 
 REFERENCE_LABELS = REPO_ROOT / "reference" / "reference_labels.jsonl"
+LABELS_DEV_SPLIT = REPO_ROOT / "reference" / "labels_dev_split.csv"
 VALIDATION_TABLE = "judge_validation"
+VALIDATION_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
 
 
-def validation_rows(labeler: str, dev: dict, reference: dict | None) -> list[tuple]:
-    rows = [
-        (labeler, "labels_dev", "family", "accuracy", dev["family_accuracy"], dev["n_prompts"]),
-        (labeler, "labels_dev", "occupation", "accuracy", dev["occupation_accuracy"], dev["n_prompts_with_occupation"]),
-        (labeler, "labels_dev", "all", "labels_per_prompt", dev["labels_per_prompt"], dev["n_prompts"]),
-    ]
-    for benchmark, value in sorted(dev["family_accuracy_by_benchmark"].items()):
-        rows.append((labeler, f"labels_dev:{benchmark}", "family", "accuracy", value, None))
+def validation_rows(labeler: str, dev: list[dict], reference: dict | None) -> list[dict]:
+    rows = [{"labeler": labeler, "yardstick": "labels_dev", **figure} for figure in dev]
     if reference:
-        for level in ("task", "occupation", "family"):
-            for metric in ("precision", "recall", "f1"):
-                rows.append((labeler, "reference", level, metric, reference[level][metric], reference["n_prompts"]))
-        rows.append((labeler, "reference", "all", "labels_per_prompt", reference["labels_per_prompt"], reference["n_prompts"]))
+        common = {"labeler": labeler, "yardstick": "reference", "subset": "all", "benchmark": "all", "ci_low": None, "ci_high": None}
+        n = reference["n_prompts"]
+        for level in REFERENCE_LEVELS:
+            if level in reference:
+                for metric in ("precision", "recall", "f1"):
+                    rows.append({**common, "level": level, "metric": metric, "value": reference[level][metric], "n_prompts": n})
+        rows.append({**common, "level": "all", "metric": "labels_per_prompt", "value": reference["labels_per_prompt"], "n_prompts": n})
+        rows.append({**common, "level": "all", "metric": "abstained", "value": float(reference["n_abstained"]), "n_prompts": n})
     return rows
+
+
+def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
+    return con.execute(sql.format(table=f"{schema}.{table}")).df() if warehouse.table_exists(con, schema, table) else None
 
 
 @dg.asset(
     key=[LABELING_SCHEMA, VALIDATION_TABLE],
-    deps=[dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")]), dg.AssetKey([LABELING_SCHEMA, labels_table("llm")]), dg.AssetKey(["raw", "onet_oews_crosswalk"])],
+    deps=[
+        dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")]),
+        dg.AssetKey([LABELING_SCHEMA, labels_table("llm")]),
+        dg.AssetKey(["raw", "onet_oews_crosswalk"]),
+        dg.AssetKey(["raw", "onet_task_dwas"]),
+    ],
     group_name="labeling",
     kinds={"python", "duckdb"},
     owners=["team:labeling"],
     pool="warehouse",
-    description="Each judge scored against benchmarks/labels_dev (family accuracy of the top label, occupation "
-    "accuracy of any label) and against the reference set (precision/recall at task, occupation, family level).",
+    description="Each judge scored against benchmarks/labels_dev, per half of the committed split (family and occupation "
+    "top-1, occupation precision, labels per labeled prompt, abstained share; Wilson 95% intervals) and against the "
+    "reference set (precision/recall by exact task ID, same statement, DWA, occupation, family).",
 )
 def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     settings = load_settings()
     with warehouse_db.connect() as con:
-        tasks = con.execute("SELECT task_id, onet_soc_code FROM raw.onet_task_statements").df()
+        tasks = con.execute("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements").df()
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()
         crosswalk = con.execute("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk").df()
-        frames = [
-            con.execute(f"SELECT * FROM {LABELING_SCHEMA}.{labels_table(judge)}").df()
-            for judge in ("embedded", "llm")
-            if warehouse.table_exists(con, LABELING_SCHEMA, labels_table(judge))
+        dwas = _read(con, "SELECT DISTINCT task_id, dwa_id FROM {table}", "raw", "onet_task_dwas")
+        labels = [_read(con, "SELECT * FROM {table}", LABELING_SCHEMA, labels_table(j)) for j in ("embedded", "llm")]
+        judgements = [
+            _read(con, "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'", LABELING_SCHEMA, judgements_table(j))
+            for j in ("embedded", "llm")
         ]
-    labels = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank", "labeler"])
+    labels = pd.concat([f for f in labels if f is not None], ignore_index=True) if any(f is not None for f in labels) else None
+    abstained = pd.concat([f for f in judgements if f is not None], ignore_index=True) if any(f is not None for f in judgements) else None
     occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
     task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
-    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk)
+    same_statement = statement_groups(tasks)
+    task_dwas = None
+    if dwas is not None:
+        task_dwas = {}
+        for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
+            task_dwas.setdefault(int(task_id), set()).add(dwa_id)
+    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
     rows, summary = [], {}
-    for labeler, group in labels.groupby("labeler"):
+    for labeler, group in (labels.groupby("labeler") if labels is not None else []):
         judged = set(zip(group["benchmark"], group["prompt_id"]))
-        dev = score_against_dev(group, task_occupation, gold)
+        mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
+        skipped = set(zip(mine["benchmark"], mine["prompt_id"]))
+        dev = score_against_dev(group, task_occupation, gold, skipped)
         # Score the reference set only on benchmarks this labeler has labeled at all.
-        ref_rows = reference[reference["benchmark"].isin({b for b, _ in judged})] if reference is not None else None
-        ref = score_against_reference(group, task_occupation, ref_rows) if ref_rows is not None and len(ref_rows) else None
+        ref_rows = reference[reference["benchmark"].isin({b for b, _ in judged | skipped})] if reference is not None else None
+        ref = (
+            score_against_reference(group, task_occupation, ref_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped)
+            if ref_rows is not None and len(ref_rows)
+            else None
+        )
         rows.extend(validation_rows(labeler, dev, ref))
-        summary[labeler] = {"labels_dev": dev, "reference": ref}
-    table = pd.DataFrame(rows, columns=["labeler", "yardstick", "level", "metric", "value", "n_prompts"]).astype({"value": "Float64", "n_prompts": "Int64"})
+        summary[labeler] = {
+            "holdout": {f"{f['benchmark']}:{f['level']}:{f['metric']}": f["value"] for f in dev if f["subset"] == "holdout"},
+            "reference": ref,
+        }
+    table = pd.DataFrame(rows, columns=VALIDATION_COLUMNS).astype(
+        {"value": "Float64", "ci_low": "Float64", "ci_high": "Float64", "n_prompts": "Int64"}
+    )
+    for column in ("labeler", "yardstick", "subset", "benchmark", "level", "metric"):
+        table[column] = table[column].astype("string")
     with warehouse_db.connect() as con:
         warehouse.replace_table(con, LABELING_SCHEMA, VALIDATION_TABLE, table)
     return dg.MaterializeResult(metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary)})

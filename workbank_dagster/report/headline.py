@@ -37,6 +37,9 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "n_prompts_unlabeled_language": one(
             "select count(*) from staging.stg_labeling__prompt_judgements where labeler = ? and status = 'unlabeled'", labeler
         ),
+        "n_prompts_abstained": one(
+            "select count(*) from staging.stg_labeling__prompt_judgements where labeler = ? and status = 'abstained'", labeler
+        ),
         "labels_per_prompt": one(
             "select round(count(*)::double / nullif((select count(*) from staging.stg_benchmarks__prompts), 0), 3) from marts.fct_prompt_task_labels"
         ),
@@ -71,17 +74,34 @@ def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
     return out
 
 
+# The labels_dev figures of the judge issue's table, on the held-out half (headline key suffix → row).
+HOLDOUT_FIGURES = {
+    "gdpval_family_top1": ("gdpval", "family", "top1"),
+    "gdpval_occupation_top1": ("gdpval", "occupation", "top1"),
+    "gdpval_occupation_precision": ("gdpval", "occupation", "precision"),
+    "gdpval_labels_per_labeled_prompt": ("gdpval", "all", "labels_per_labeled_prompt"),
+    "theagentcompany_family_top1": ("theagentcompany", "family", "top1"),
+    "abstained_share": ("all", "all", "abstained_share"),
+}
+
+
 def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
-    """The active labeler's accuracy on the benchmark authors' development labels (None if unscored)."""
-    values = {}
+    """The active labeler's figures on the benchmark authors' development labels (None if unscored):
+    family and GDPval occupation top-1 on all of labels_dev, and every figure of the held-out half
+    with its 95% interval."""
+    rows = {}
     if table_exists(con, "labeling", "judge_validation"):
-        values = dict(
-            con.execute(
-                "select level, value from labeling.judge_validation where labeler = ? and yardstick = 'labels_dev' and metric = 'accuracy'",
-                [labeler],
-            ).fetchall()
-        )
-    return {
-        "labeler_family_accuracy": values.get("family"),
-        "labeler_occupation_accuracy": values.get("occupation"),
+        for subset, benchmark, level, metric, value, low, high, n in con.execute(
+            "select subset, benchmark, level, metric, value, ci_low, ci_high, n_prompts from labeling.judge_validation "
+            "where labeler = ? and yardstick = 'labels_dev'",
+            [labeler],
+        ).fetchall():
+            rows[(subset, benchmark, level, metric)] = (value, low, high, n)
+    out = {
+        "labeler_family_accuracy": rows.get(("all", "all", "family", "top1"), (None,))[0],
+        "labeler_occupation_accuracy": rows.get(("all", "gdpval", "occupation", "top1"), (None,))[0],
     }
+    for name, (benchmark, level, metric) in HOLDOUT_FIGURES.items():
+        value, low, high, n = rows.get(("holdout", benchmark, level, metric), (None, None, None, None))
+        out.update({f"holdout_{name}": value, f"holdout_{name}_ci_low": low, f"holdout_{name}_ci_high": high, f"holdout_{name}_n": n})
+    return out

@@ -17,6 +17,7 @@ from plotly.offline import get_plotlyjs
 
 from . import figures
 from .figures import available_figures, esc
+from ..labeling.validation import FAMILY_ACCURACY_BAR
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
 
 CSS = """
@@ -144,15 +145,71 @@ def labeler_line(h: Mapping) -> str:
     fam, occ = h.get("labeler_family_accuracy"), h.get("labeler_occupation_accuracy")
     parts = [f"Labels by <b>{esc(h.get('labeler'))}</b>: {esc(num(h.get('n_labels')))} labels on "
              f"{esc(num(h.get('n_prompts_labeled')))} of {esc(num(h.get('n_prompts')))} prompts from {esc(h.get('n_benchmarks'))} benchmarks "
-             f"({esc(h.get('labels_per_prompt'))} per prompt; {esc(num(h.get('n_prompts_unlabeled_language')))} not in English, left unlabeled)."]
+             f"({esc(h.get('labels_per_prompt'))} per prompt); {esc(num(h.get('n_prompts_abstained')))} abstained (the judge was not "
+             f"confident: each is recorded with its reason and counted), {esc(num(h.get('n_prompts_unlabeled_language')))} not in English, "
+             "left unlabeled."]
     if fam is not None:
+        held = h.get("holdout_gdpval_family_top1")
         parts.append(f" Validated against the benchmark authors' labels (labels_dev): family of the top label right for <b>{pct(fam)}</b>,"
-                     f" a label in the right occupation for <b>{pct(occ)}</b> of prompts.")
-        if fam < 0.65:
-            parts.append(' <span class="warn">Below the 65% family-accuracy bar: read coverage counts as approximate.</span>')
+                     f" the top label in the authors' occupation for <b>{pct(occ)}</b> of GDPval prompts")
+        if held is not None:
+            parts.append(f"; on the half it was not tuned on, GDPval family top-1 {pct(held)} (95% CI {pct(h.get('holdout_gdpval_family_top1_ci_low'))}–"
+                         f"{pct(h.get('holdout_gdpval_family_top1_ci_high'))}), TheAgentCompany {pct(h.get('holdout_theagentcompany_family_top1'))}")
+        parts.append(".")
+        if fam < FAMILY_ACCURACY_BAR:
+            parts.append(f' <span class="warn">Below the {pct(FAMILY_ACCURACY_BAR, 0)} family-accuracy bar: read coverage counts as approximate.</span>')
     else:
         parts.append(' <span class="warn">This labeler has not been validated.</span>')
     return '<div class="labeler">' + "".join(parts) + "</div>"
+
+
+VALIDATION_ROWS = [
+    ("labels_dev", "holdout", "gdpval", "family", "top1", "GDPval family top-1"),
+    ("labels_dev", "holdout", "gdpval", "occupation", "top1", "GDPval occupation top-1"),
+    ("labels_dev", "holdout", "gdpval", "occupation", "precision", "GDPval occupation precision"),
+    ("labels_dev", "holdout", "gdpval", "all", "labels_per_labeled_prompt", "labels per labeled GDPval prompt"),
+    ("labels_dev", "holdout", "theagentcompany", "family", "top1", "TheAgentCompany family top-1"),
+    ("labels_dev", "holdout", "all", "all", "abstained_share", "abstained"),
+    ("reference", "all", "all", "task", "precision", "reference set: task precision (exact ID)"),
+    ("reference", "all", "all", "task", "recall", "reference set: task recall"),
+    ("reference", "all", "all", "occupation", "precision", "reference set: occupation precision"),
+    ("reference", "all", "all", "occupation", "recall", "reference set: occupation recall"),
+]
+
+
+def judges_body(f: Mapping) -> str:
+    """Per labeler, the validation figures (with their intervals) and the regression ratios under its labels."""
+    v = f.get("validation", pd.DataFrame())
+    if v is None or v.empty:
+        return '<p class="note">No judge was validated in this run.</p>'
+    labelers = sorted(v["labeler"].unique())
+    rows = []
+    for yardstick, subset, benchmark, level, metric, label in VALIDATION_ROWS:
+        mine = v[(v["yardstick"] == yardstick) & (v["subset"] == subset) & (v["benchmark"] == benchmark) & (v["level"] == level) & (v["metric"] == metric)]
+        record = {"figure": label}
+        for labeler in labelers:
+            hit = mine[mine["labeler"] == labeler]
+            if hit.empty:
+                record[labeler] = "—"
+                continue
+            value, low, high = hit.iloc[0][["value", "ci_low", "ci_high"]]
+            record[labeler] = num(value, 2) + ("" if _isnan(low) else f" ({num(low, 2)}–{num(high, 2)})")
+        rows.append(record)
+    table = html_table(pd.DataFrame(rows), [("figure", "", None), *((name, name, None) for name in labelers)], scroll=True)
+    ratios = f.get("judge_ratios", pd.DataFrame())
+    if ratios is not None and not ratios.empty:
+        ratio = lambda v, lo, hi: f"{num(v, 2)}× ({num(lo, 2)}–{num(hi, 2)})"  # noqa: E731
+        frame = pd.DataFrame(
+            {
+                "labeler": ratios["labeler"],
+                "exposure": [ratio(*r) for r in ratios[["exposure_coverage_ratio", "exposure_ci_low", "exposure_ci_high"]].itertuples(index=False)],
+                "importance": [ratio(*r) for r in ratios[["importance_top_bottom_ratio", "importance_ci_low", "importance_ci_high"]].itertuples(index=False)],
+            }
+        )
+        table += "<h3>The regression ratios under each judge's labels</h3>" + html_table(
+            frame, [("labeler", "judge", None), ("exposure", "exposed / not exposed", None), ("importance", "top / bottom importance quintile", None)]
+        )
+    return table
 
 
 def _section(anchor: str, title: str, lede: str, body: str) -> str:
@@ -275,6 +332,9 @@ def render_report(
                  f"{pct(u.share_uncovered)}, 95% interval {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
                  f"{pct(u.ci_low_percentile)}–{pct(u.ci_high_percentile)}).</p>")
     parts.append(_section("sensitivity", "Sensitivity", "The headline under other thresholds, other judges, each benchmark left out, and duplicate texts counted once.", body))
+    parts.append(_section("judges", "The judges, validated", "How often each judge agrees with labels it did not make: the benchmark authors' "
+                          "occupations and roles (labels_dev, on the half no judge was tuned on) and a reference set labeled by an AI model "
+                          "(Claude) by careful reading. An abstained prompt counts as a miss.", judges_body(f)))
 
     diff_cols = [("label", "occupation · tasks · prompts", None), ("model", "model", None), ("benchmark", "benchmark", None),
                  ("weighted_score", "O*NET-weighted", lambda v: num(v, 3)), ("simple_score", "simple", lambda v: num(v, 3)), ("gap", "gap", lambda v: num(v, 3))]

@@ -1,0 +1,42 @@
+"""The README's generated tables: blocks found and rewritten in place, goals judged from the figures."""
+
+from __future__ import annotations
+
+from workbank_dagster.report import readme
+
+TEXT = """intro 12 typed
+<!-- generated:headline -->
+| old | 1 |
+<!-- /generated:headline -->
+middle
+<!-- generated:speed -->
+old speed
+<!-- /generated:speed -->
+end
+"""
+
+
+def test_blocks_are_found_and_rewritten_in_place():
+    assert readme.blocks(TEXT) == {"headline": "| old | 1 |\n", "speed": "old speed\n"}
+    out = readme.rewrite(TEXT, {"headline": "| new | 2 |\n"})
+    assert readme.blocks(out) == {"headline": "| new | 2 |\n", "speed": "old speed\n"}
+    assert out.startswith("intro 12 typed\n") and "middle\n" in out and out.endswith("end\n")
+    assert readme.rewrite(out, {"headline": "| new | 2 |\n"}) == out
+
+
+def _bench(**changes) -> dict:
+    bench = {
+        "warm_run_s": 50.6, "add_benchmark_s": 49.6, "cold_run_s": 724.2, "embed_floor_s": 659.8, "embed_floor_texts": 30768,
+        "cold_over_floor": 1.1, "label_cold_s": 527.4, "peak_rss_mb_cold": 2311, "peak_rss_mb_warm": 825,
+        "runs": {"warm_run_s": [50.6, 50.5, 52.5]}, "measured": {"cold": {"commit": "abc", "date": "d"}},
+    }
+    return {**bench, **changes}
+
+
+def test_speed_goals_are_judged_from_the_figures_not_typed():
+    table = readme.speed_table(_bench())
+    assert "**50.6 s** (50.6, 50.5, 52.5) | ≤ 60 s: met" in table and "≤ 1.5 × floor and ≤ 900 s: met" in table
+    assert "≤ 60 s: not met" in readme.speed_table(_bench(warm_run_s=61.0))
+    # Under 1.5 x the floor but over 900 s: the cold goal is not met.
+    assert "≤ 1.5 × floor and ≤ 900 s: not met" in readme.speed_table(_bench(cold_run_s=950.0, embed_floor_s=800.0))
+    assert "≤ 3,072 MB: not met" in readme.speed_table(_bench(peak_rss_mb_cold=3100))
