@@ -365,3 +365,20 @@ def test_llm_template_t2_states_the_sparse_rule_and_does_not_reuse_t1(tmp_path):
     assert LLMJudge(LLMSettings(model="m"), cache).cache.get_many("llm:m:t1", [item.key])  # the t1 judgement is there
     todo, cached = LLMJudge(settings, cache).pending([item])
     assert todo == [item] and cached == {}
+
+
+def test_embedding_reports_progress_only_for_what_it_encodes(tmp_path):
+    from workbank_dagster.labeling.embedding_store import EmbeddingStore
+    from workbank_dagster.progress import reporter
+
+    lines: list[str] = []
+    store = EmbeddingStore(tmp_path / "e.sqlite")
+    encode = lambda texts: np.ones((len(texts), 384), dtype=np.float32)  # noqa: E731
+    progress = reporter(lines.append, every_s=0.0, bar=False)
+    store.embed("m", [f"text {i}" for i in range(1200)], encode, batch=500, progress=progress)
+    # Batches of 500, 500, 200: a line after each but the last, then the closing line.
+    assert lines[:2] == [l for l in lines[:2] if l.startswith("embedding with m: ")] and len(lines) == 3
+    assert "500 / 1,200 texts" in lines[0] and "1,000 / 1,200" in lines[1] and lines[2].endswith(": done")
+    lines.clear()
+    store.embed("m", [f"text {i}" for i in range(1200)], encode, progress=progress)  # all cached: nothing to report
+    assert lines == []

@@ -72,6 +72,6 @@ class Progress:
         self.close()
 
 
-def reporter(log: Callable[[str], None] | None, **options) -> Callable[[str, int], Progress]:
-    """A factory of Progress objects that all log to `log` (a Dagster context's `log.info`)."""
-    return lambda what, total: Progress(what, total, log=log, **options)
+def reporter(log: Callable[[str], None] | None, **options) -> Callable[..., Progress]:
+    """A factory `(what, total, unit)` of Progress objects that all log to `log` (a Dagster context's `log.info`)."""
+    return lambda what, total, unit="it": Progress(what, total, log=log, unit=unit, **options)

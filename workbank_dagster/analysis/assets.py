@@ -4,6 +4,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from ..sources.assets import table_metadata
@@ -122,7 +123,7 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
         table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
         active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
         point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
-        boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200)
+        boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=reporter(context.log.info))
         interval = pd.DataFrame(
             [
                 {

@@ -72,6 +72,7 @@ def bootstrap_uncovered_share(
     *,
     replicates: int = 200,
     seed: int = 20250601,
+    progress=None,
 ) -> dict:
     """Bootstrap of the uncovered work-time share, resampling prompts within benchmarks.
 
@@ -105,6 +106,7 @@ def bootstrap_uncovered_share(
     groups = [np.where(prompts["benchmark"].to_numpy() == b)[0] for b in prompts["benchmark"].unique()]
     rng = np.random.default_rng(seed)
     shares = np.empty(replicates)
+    meter = progress("bootstrap of the uncovered work-time share", replicates, "replicates") if progress is not None else None
     for r in range(replicates):
         weights = np.zeros(len(prompts))
         for members in groups:
@@ -112,6 +114,10 @@ def bootstrap_uncovered_share(
         counts = incidence.T @ weights
         covered = counts >= threshold
         shares[r] = hours[has_hours & ~covered].sum() / total
+        if meter is not None:
+            meter.update(1)
+    if meter is not None:
+        meter.close()
     observed = incidence.T @ np.ones(len(prompts))
     estimate = float(hours[has_hours & ~(observed >= threshold)].sum() / total)
     low, high = np.percentile(shares, [2.5, 97.5])

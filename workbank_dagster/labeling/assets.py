@@ -170,8 +170,8 @@ def knowledge_key(knowledge: OccupationKnowledge) -> str:
     return knowledge.prior.inputs_sha256 if knowledge.prior is not None else "no prior"
 
 
-def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, judge: EmbeddedJudgeV4, settings) -> Retrieved:
-    return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, **retrieval_options(settings))
+def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, judge: EmbeddedJudgeV4, settings, progress=None) -> Retrieved:
+    return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, progress=progress, **retrieval_options(settings))
 
 
 def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
@@ -355,14 +355,14 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             mine = _subset(embedded, stale[v3.labeler])
-            retrieved = retrieve_embedded(mine, index, **retrieval_options(settings))
+            retrieved = retrieve_embedded(mine, index, progress=embeddings.progress, **retrieval_options(settings))
             labels, judgements = label_rows(retrieved, v3.select(retrieved.candidates, index), v3.labeler)
             write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
             write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:
             mine = _subset(embedded, stale[v4.labeler])
             knowledge = load_knowledge(warehouse_db, index)
-            retrieved = retrieve_v4(mine, index, knowledge, v4, settings)
+            retrieved = retrieve_v4(mine, index, knowledge, v4, settings, progress=embeddings.progress)
             decided = v4.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
             labels, judgements = judgement_rows(retrieved, decided, v4.labeler)
             write_partitions(warehouse_db, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)

@@ -78,7 +78,7 @@ class EmbeddingStore:
         self.misses += len(missing)
         if missing:
             text_by_key = {k: t for k, t in zip(keys, texts)}
-            meter = progress(f"embedding with {model}", len(missing)) if progress is not None else None
+            meter = progress(f"embedding with {model}", len(missing), "texts") if progress is not None else None
             try:
                 for start in range(0, len(missing), batch):
                     batch_keys = missing[start : start + batch]

@@ -120,7 +120,7 @@ def retrieve_narrowed(
     prompts given, by benchmark: give every prompt of each benchmark at once."""
     texts = embedded.prompts["prompt"].tolist()
     boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
-    common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior)
+    common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior, progress=options.pop("progress", None))
     context = None
     if narrowing.context:
         names = sorted(set(embedded.prompts["benchmark"]))

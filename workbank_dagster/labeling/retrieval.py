@@ -64,6 +64,18 @@ def _zscore(values: np.ndarray) -> np.ndarray:
     return (values - mean) / np.where(std > 0, std, 1.0)
 
 
+class _NoProgress:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _meter(progress, what: str, total: int):
+    return progress(what, total, "prompts") if progress is not None else _NoProgress()
+
+
 @dataclass(frozen=True)
 class BenchmarkContext:
     """The first pass of the benchmark context: per benchmark, the sum of its prompts' z-scored
@@ -210,15 +222,19 @@ class TaskIndex:
         boosts=None,
         prior=None,
         chunk: int = 512,
+        progress=None,
     ) -> np.ndarray:
         """Per group (benchmark), the sum of its prompts' z-scored occupation scores: the first pass of
         the benchmark context (see `Narrowing.context`)."""
         sums = np.zeros((n_groups, len(self.occupation_codes)))
+        meter = _meter(progress, "benchmark context", len(prompt_texts))
         for start in range(0, len(prompt_texts), chunk):
             rows = slice(start, start + chunk)
             vectors = prompt_vectors[rows]
             _, score = self._scores(prompt_texts[rows], vectors, role_vectors[rows], has_role[rows], roles[rows])
             np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
+            meter.update(len(vectors))
+        meter.close()
         return sums
 
     def retrieve(
@@ -237,6 +253,7 @@ class TaskIndex:
         boosts=None,  # scipy.sparse (n_prompts, n_occupations): title and technology evidence, weighted
         prior=None,  # OccupationPrior: log P(occupation | prompt vector) from O*NET's own text
         context: BenchmarkContext | None = None,
+        progress=None,  # progress.reporter(...): (what, total) -> Progress
     ) -> Candidates:
         # Candidates go into arrays allocated once: a small array kept per prompt, allocated between
         # the large per-chunk temporaries, pins freed heap and made memory grow ~10 KB per prompt.
@@ -250,6 +267,7 @@ class TaskIndex:
         scores = np.zeros((n_prompts, n_best))
         probability = np.zeros((n_prompts, n_best)) if narrowing else None
         family_probability = np.zeros(n_prompts) if narrowing else None
+        meter = _meter(progress, "retrieval" + (" (judge v4)" if narrowing else ""), n_prompts)
         for start in range(0, len(prompt_texts), chunk):
             stop = start + chunk
             rows = slice(start, stop)
@@ -277,6 +295,8 @@ class TaskIndex:
                 lengths[start + row] = len(ranked_pool)
                 flat_positions[start + row, : len(ranked_pool)] = ranked_pool
                 flat_similarity[start + row, : len(ranked_pool)] = sims[row, ranked_pool]
+            meter.update(len(vectors))
+        meter.close()
         positions = [flat_positions[i, : lengths[i]] for i in range(n_prompts)]
         similarity = [flat_similarity[i, : lengths[i]] for i in range(n_prompts)]
         return Candidates(positions, similarity, occupations, scores, probability, family_probability)

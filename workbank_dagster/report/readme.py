@@ -202,7 +202,7 @@ def analysis_table(run: RunOutputs) -> str:
         ["occupations with a covered task", f"{num(h['n_occupations_with_covered_task'])} of {num(h['n_occupations'])}", ARTICLE["occupations"]],
         ["families with no covered occupation", f"{num(h['n_families_without_covered_occupation'])} of {num(h['n_families'])}", ARTICLE["families_without"]],
         ["US work time on uncovered tasks", f"{pct(share)} (bootstrap, {replicates} replicates: {pct(low)}–{pct(high)}; percentile {pct(p_low)}–{pct(p_high)})", ARTICLE["uncovered"]],
-        ["P(covered | exposed) / P(covered | not), at the median wage bill", ratio("exposure_coverage_ratio"), ARTICLE["exposure_ratio"]],
+        ["P(covered \\| exposed) / P(covered \\| not), at the median wage bill", ratio("exposure_coverage_ratio"), ARTICLE["exposure_ratio"]],
         ["most / least important quintile, adjusted P(covered)", ratio("importance_top_bottom_ratio"), ARTICLE["importance_ratio"]],
     ]
     return _table(["", "ours", "article"], rows)
