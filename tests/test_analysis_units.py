@@ -1,4 +1,4 @@
-"""Sensitivity, bootstrap, O*NET-weighted scores and WORKBank zones on small data with known answers."""
+"""Sensitivity, bootstrap, O*NET-weighted scores, WORKBank zones and the telework split on small data with known answers."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from workbank_dagster.analysis.coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from workbank_dagster.analysis.scores import occupation_model_scores, score_differences
+from workbank_dagster.analysis.telework import match_telework, telework_split
 from workbank_dagster.analysis.workbank import agency_table, coverage_by_zone, modal_level, task_zones, unbenchmarked_green_light, zone
 
 TASKS = pd.DataFrame(
@@ -124,3 +125,64 @@ def test_user_audit_reading_and_table(tmp_path):
     path.write_text("task_id,desire\n21670,7\n")
     with pytest.raises(SourceFormatError, match="'desire'"):
         read_audit(path)
+
+
+# Dingel-Neiman scores (O*NET-SOC 2010 codes) and a BLS SOC 2010 -> 2018 crosswalk, made up but shaped like the real ones.
+TELEWORK = pd.DataFrame(
+    {
+        "onet_soc_code": ["11-1011.00", "11-1011.03", "15-1132.00", "15-1133.00", "15-1199.01", "15-1199.02", "11-9061.00", "11-2031.00"],
+        "teleworkable": [0.5, 0.1, 1.0, 0.6, 0.0, 1.0, 0.2, 0.9],
+    }
+)
+SOC_CROSSWALK = pd.DataFrame(
+    [
+        ("11-1011", "11-1011"),  # kept its code
+        ("15-1132", "15-1252"), ("15-1133", "15-1252"),  # two 2010 codes merged into one 2018 code
+        ("15-1132", "15-1253"), ("15-1133", "15-1253"), ("15-1199", "15-1253"), ("15-1199", "15-1299"),
+        ("11-9061", "11-9171"),  # renumbered and renamed: Funeral Service Managers -> Funeral Home Managers
+        ("11-2031", "11-2032"), ("11-2031", "11-2033"),  # one 2010 code split into two 2018 codes
+        ("47-2061", "47-2061"),  # no Dingel-Neiman score for 47-2061
+    ],
+    columns=["soc_2010_code", "soc_2018_code"],
+)
+TELEWORK_TASKS = pd.DataFrame(
+    {
+        "onet_soc_code": [
+            "11-1011.00", "11-1011.04", "15-1252.00", "15-1253.00", "11-9171.00", "11-2032.00", "11-2033.00", "47-2061.00", "47-2061.00",
+        ],
+        "hours": [100.0, 0.0, 200.0, 100.0, 100.0, 50.0, 50.0, 400.0, np.nan],
+        "covered": [True, False, False, False, True, False, True, False, False],
+    }
+)
+
+
+def test_telework_matched_through_the_soc_2010_2018_crosswalk():
+    scores, methods, how = match_telework(TELEWORK_TASKS["onet_soc_code"], TELEWORK, SOC_CROSSWALK)
+    # 11-9171.00 has no 2010 twin and no Dingel-Neiman code shares its six digits: only the crosswalk (11-9061 -> 11-9171) finds it.
+    assert scores["11-9171.00"] == pytest.approx(0.2) and methods["11-9171.00"] == "crosswalk"
+    # 15-1252 is fed by 15-1132 and 15-1133: the average of their scores.
+    assert scores["15-1252.00"] == pytest.approx((1.0 + 0.6) / 2)
+    # 15-1253 by 15-1132, 15-1133 and 15-1199, whose two O*NET codes count once, as their mean 0.5 (not 4 codes at 0.65).
+    assert scores["15-1253.00"] == pytest.approx((1.0 + 0.6 + 0.5) / 3)
+    # 11-2031 split into 11-2032 and 11-2033: each gets its full score.
+    assert scores["11-2032.00"] == pytest.approx(0.9) and scores["11-2033.00"] == pytest.approx(0.9)
+    # The exact O*NET-SOC match comes first (0.5, not the SOC mean 0.3); a new O*NET code of the same SOC gets the crosswalked mean.
+    assert scores["11-1011.00"] == pytest.approx(0.5) and methods["11-1011.00"] == "exact"
+    assert scores["11-1011.04"] == pytest.approx((0.5 + 0.1) / 2) and methods["11-1011.04"] == "crosswalk"
+    assert "47-2061.00" not in scores.index and methods["47-2061.00"] == "unmatched"
+    counts = {k: how[k] for k in ("exact", "crosswalk", "unmatched", "crosswalk_averaged")}
+    assert counts == {"exact": 1, "crosswalk": 6, "unmatched": 1, "crosswalk_averaged": 2}
+
+
+def test_telework_split_reports_the_unmatched_hours():
+    table, how = telework_split(TELEWORK_TASKS, TELEWORK, SOC_CROSSWALK)
+    rows = table.set_index("group")
+    assert rows.index.tolist() == ["teleworkable", "not_teleworkable", "unmatched"]
+    # Of 1,000 hours (the NaN row dropped): 400 unmatched (47-2061.00); teleworkable 50 + 160 + 70 + 20 + 45 + 45 = 390.
+    assert rows.at["unmatched", "hours_total"] == pytest.approx(400.0) and rows.at["unmatched", "hours_uncovered"] == pytest.approx(400.0)
+    assert rows.at["teleworkable", "hours_total"] == pytest.approx(390.0)
+    assert rows.at["teleworkable", "hours_uncovered"] == pytest.approx(160 + 70 + 45)
+    assert rows.at["not_teleworkable", "hours_total"] == pytest.approx(210.0) and rows["hours_total"].sum() == pytest.approx(1000.0)
+    assert how["hours_unmatched_share"] == pytest.approx(0.4)
+    assert how["hours_share"] == pytest.approx({"exact": 0.1, "crosswalk": 0.5, "unmatched": 0.4})
+    assert "average" in how["averaging"]

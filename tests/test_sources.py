@@ -30,6 +30,7 @@ EXPECTED_ROWS = {
     "oews_national": 1_403,
     "soc_major_groups": 23,
     "onet_oews_crosswalk": 997,
+    "soc_2010_2018_crosswalk": 900,  # bls/SOURCES.md says 899; the file has 900 data rows after its header
     "eloundou_task_exposure": 19_265,
     "eloundou_occupation_exposure": 923,
     "task_time_shares": 17_525,
@@ -126,6 +127,20 @@ def test_oews_symbols_parsed(source_dir):
     assert annual_only["h_mean"].isna().all() and len(annual_only) > 0
     topcoded = oews[oews["h_median_topcoded"]]
     assert len(topcoded) == 19 and (topcoded["h_median"] == bls.TOP_CODE_HOURLY).all()
+
+
+def test_soc_2010_2018_crosswalk_facts(source_dir):
+    crosswalk = bls.read_soc_2010_2018_crosswalk(source_dir / bls.SOC_2010_2018_CROSSWALK)
+    # The byte-order mark does not leak into the first column's name; 840 2010 codes -> 867 2018 codes (bls/SOURCES.md).
+    assert crosswalk["soc_2010_code"].nunique() == 840 and crosswalk["soc_2018_code"].nunique() == 867
+    assert set(crosswalk.loc[crosswalk["soc_2018_code"] == "15-1252", "soc_2010_code"]) == {"15-1132", "15-1133"}
+    assert set(crosswalk.loc[crosswalk["soc_2010_code"] == "11-2031", "soc_2018_code"]) == {"11-2032", "11-2033"}
+    # '(#)' marks exactly the 2010 codes that split, '(##)' exactly the 2018 codes fed by several 2010 codes.
+    splits = crosswalk.groupby("soc_2010_code")["soc_2018_code"].nunique() > 1
+    marked = crosswalk.groupby("soc_2010_code")["soc_2010_title"].first().str.endswith("(#)")
+    assert (splits == marked).all() and int(splits.sum()) == 42
+    merges = crosswalk.groupby("soc_2018_code")["soc_2010_code"].nunique() > 1
+    assert (merges == crosswalk.groupby("soc_2018_code")["soc_2018_title"].first().str.endswith("(##)")).all() and int(merges.sum()) == 31
 
 
 def test_exposure_task_ids_are_integers(source_dir):
@@ -419,6 +434,26 @@ def test_bad_crosswalk_renamed_column(source_dir, tmp_path):
     with pd.ExcelWriter(path) as writer:
         sheet.to_excel(writer, sheet_name="ONET to SOC crosswalk", header=False, index=False)
     _expect(lambda: bls.read_onet_oews_crosswalk(path), "'NEM Code'", "missing column")
+
+
+def test_bad_soc_crosswalk_malformed_code(source_dir, tmp_path):
+    path = _copy(source_dir, bls.SOC_2010_2018_CROSSWALK, tmp_path)
+    _field_on_line(path, 12, 2, "15-11320", ",")
+    error = _expect(lambda: bls.read_soc_2010_2018_crosswalk(path), f"{path.name}:12", "'2018 SOC Code'", "badly formed", "15-11320")
+    assert error.line == 12 and error.column == "2018 SOC Code"
+
+
+def test_bad_soc_crosswalk_duplicate_pair(source_dir, tmp_path):
+    path = _copy(source_dir, bls.SOC_2010_2018_CROSSWALK, tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    _replace_line(path, 4, lines[2])
+    _expect(lambda: bls.read_soc_2010_2018_crosswalk(path), f"{path.name}:4", "duplicate key", "lines 3 and 4")
+
+
+def test_bad_soc_crosswalk_two_titles(source_dir, tmp_path):
+    path = _copy(source_dir, bls.SOC_2010_2018_CROSSWALK, tmp_path)
+    _field_on_line(path, 9, 1, "Public Relations Managers", ",")  # line 8 calls 11-2031 'Public Relations and Fundraising Managers (#)'
+    _expect(lambda: bls.read_soc_2010_2018_crosswalk(path), f"{path.name}:9", "'2010 SOC Title'", "11-2031 has two titles")
 
 
 def test_bad_exposure_label(source_dir, tmp_path):

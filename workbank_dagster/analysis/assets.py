@@ -231,18 +231,29 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
 
 @dg.asset(
     key=[SCHEMA, "uncovered_by_telework"],
-    deps=[*TASK_DEPS, key("staging", "stg_onet__telework")],
+    deps=[*TASK_DEPS, key("staging", "stg_onet__telework"), key("staging", "stg_bls__soc_2010_2018_crosswalk")],
     pool="warehouse",
-    description="Uncovered US work time split by Dingel-Neiman teleworkability (matching described in analysis/telework.py).",
+    description="Uncovered US work time split by Dingel-Neiman teleworkability, scores remapped from SOC 2010 to SOC 2018 through the BLS "
+    "crosswalk (exact O*NET-SOC match first; a 2018 code fed by several 2010 codes gets their average; see analysis/telework.py).",
     **COMMON,
 )
 def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
         telework = con.execute("select onet_soc_code, teleworkable from staging.stg_onet__telework").df()
-        table, matching = telework_split(tasks, telework)
+        crosswalk = con.execute("select soc_2010_code, soc_2018_code from staging.stg_bls__soc_2010_2018_crosswalk").df()
+        table, matching = telework_split(tasks, telework, crosswalk)
         warehouse.replace_table(con, SCHEMA, "uncovered_by_telework", table)
-    return dg.MaterializeResult(metadata={**table_metadata(table), "matching": dg.MetadataValue.json(matching)})
+    averaging = matching.pop("averaging")
+    unmatched = matching["hours_unmatched_share"]
+    context.log.info(
+        f"telework: {matching['exact']} exact, {matching['crosswalk']} through the SOC 2010->2018 crosswalk, "
+        f"{matching['unmatched']} unmatched occupations; unmatched share of work hours {'n/a' if unmatched is None else f'{unmatched:.2%}'}"
+    )
+    metadata = {**table_metadata(table), "matching": dg.MetadataValue.json(matching), "averaging": dg.MetadataValue.text(averaging)}
+    if unmatched is not None:
+        metadata["hours_unmatched_share"] = dg.MetadataValue.float(unmatched)
+    return dg.MaterializeResult(metadata=metadata)
 
 
 analysis_assets = [coverage_regression, importance_regression, coverage_sensitivity_assets, model_scores, workbank_audit, uncovered_by_telework]

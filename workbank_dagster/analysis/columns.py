@@ -81,7 +81,7 @@ BY_TABLE = {
     "coverage_by_zone": {"n_covered": "Covered tasks in the zone.", "share_covered": "n_covered / n_tasks."},
     "unbenchmarked_green_light": {"n_prompts": "Distinct prompts labeled with the task (below the threshold)."},
     "uncovered_by_telework": {
-        "group": "teleworkable | not_teleworkable (Dingel & Neiman) | unmatched (no telework score for the code).",
+        "group": "teleworkable | not_teleworkable (Dingel & Neiman) | unmatched (no score by O*NET-SOC code or SOC 2010->2018 crosswalk).",
         "hours_total": "US work hours per year in the group.",
         "hours_uncovered": "Of which on uncovered tasks.",
         "share_of_all_uncovered_hours": "The group's share of all uncovered hours.",

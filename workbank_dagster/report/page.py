@@ -297,11 +297,19 @@ def render_report(
     fam_cols = [("family_title", "family", None), ("n_occupations_with_coverage", "occupations with coverage", num), ("n_occupations", "occupations", num),
                 ("n_tasks_covered", "tasks covered", num), ("n_tasks", "tasks", num), ("share_uncovered", "work hours uncovered", pct)]
     families = f["families"].assign(share_uncovered=f["families"]["hours_uncovered"] / f["families"]["hours"]) if len(f["families"]) else f["families"]
-    telework = html_table(f["telework"], [("group", "Dingel–Neiman group", None), ("share_uncovered", "hours uncovered", pct),
-                                          ("share_of_all_uncovered_hours", "share of all uncovered hours", pct)])
+    tele = f["telework"]
+    if len(tele):
+        tele = tele.assign(share_of_hours=tele["hours_total"] / tele["hours_total"].sum())
+    telework = html_table(tele, [("group", "Dingel–Neiman group", None), ("share_of_hours", "share of all work hours", pct),
+                                 ("share_uncovered", "hours uncovered", pct),
+                                 ("share_of_all_uncovered_hours", "share of all uncovered hours", pct)])
+    unmatched = tele.loc[tele["group"] == "unmatched", "share_of_hours"] if len(tele) else pd.Series(dtype="float64")
     body = (figure_div(figures.family_work_time(f["families"]), "family-work-time") if "family_work_time" in drawable else "") + html_table(families, fam_cols)
     body += "<h3>Teleworkable or not</h3>" + telework
-    body += ("<p class='note'>Telework scores use the O*NET-SOC 2010 taxonomy; occupations whose code does not match are 'unmatched'.</p>")
+    body += ("<p class='note'>Telework scores use the O*NET-SOC 2010 taxonomy; they reach O*NET 29.3 occupations by the same code, "
+             "else through the BLS SOC 2010 → 2018 crosswalk (a 2018 code fed by several 2010 codes gets their average). "
+             + (f"<b>{pct(unmatched.iloc[0])}</b> of all work hours are still 'unmatched' (no score either way)." if len(unmatched)
+                else "Occupations with no score either way are 'unmatched'.") + "</p>")
     parts.append(_section("work-time", "Where US work time goes uncovered", "Work hours = OEWS employment × 2,080 h × each task's time share.", body))
 
     ratio = f["coverage_ratio"]

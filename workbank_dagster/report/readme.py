@@ -311,7 +311,8 @@ def telework_text(run: RunOutputs) -> str:
     return (
         f"{pct(t.at['teleworkable', 'share_uncovered'])} of teleworkable work time is uncovered against "
         f"{pct(t.at['not_teleworkable', 'share_uncovered'])} of the rest; {pct(t.at['unmatched', 'hours_total'] / t['hours_total'].sum())} "
-        "of work hours have no Dingel–Neiman score.\n"
+        "of work hours have no Dingel–Neiman score (matched neither by O*NET-SOC code nor through the BLS SOC 2010 → 2018 crosswalk; "
+        "a 2018 code fed by several 2010 codes gets their average).\n"
     )
 
 

@@ -1,4 +1,4 @@
-"""BLS: OEWS May 2024 national estimates, SOC 2018 major groups, O*NET-SOC → NEM (OEWS) crosswalk."""
+"""BLS: OEWS May 2024 national estimates, SOC 2018 major groups, O*NET-SOC → NEM (OEWS) crosswalk, SOC 2010 → 2018 crosswalk."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .validate import (
 OEWS_NATIONAL = "bls/oews/national_M2024_dl.csv"
 SOC_MAJOR_GROUPS = "bls/soc/soc_2018_major_groups.csv"
 ONET_OEWS_CROSSWALK = "bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx"
+SOC_2010_2018_CROSSWALK = "bls/crosswalks/soc_2010_to_2018_crosswalk.csv"
 
 # OEWS May 2024 "Field Descriptions": '#' marks a wage at or above these top codes.
 TOP_CODE_HOURLY = 115.00
@@ -122,4 +123,46 @@ def read_onet_oews_crosswalk(path: Path) -> pd.DataFrame:
     )
     check_unique(frame, ["onet_soc_code"], path, source=raw)
     check_row_count(frame, path, minimum=1, what="crosswalk rows")
+    return frame
+
+
+def _check_one_title(frame: pd.DataFrame, code: str, title: str, column: str, path: Path, raw: pd.DataFrame) -> None:
+    """A code listed on several rows must carry the same title on each; name the first row that differs."""
+    first = frame.groupby(code, sort=False)[title].transform("first")
+    differs = (frame[title] != first).to_numpy().nonzero()[0]
+    if len(differs):
+        position = int(differs[0])
+        raise SourceFormatError(
+            path,
+            f"code {frame[code].iloc[position]} has two titles",
+            line=_line(raw, position),
+            column=column,
+            expected=f"the title {first.iloc[position]!r} given on its first row",
+            found=frame[title].iloc[position],
+        )
+
+
+def read_soc_2010_2018_crosswalk(path: Path) -> pd.DataFrame:
+    """BLS SOC 2010 → SOC 2018 crosswalk, one row per (2010 code, 2018 code) pair (many-to-many).
+
+    A 2010 code that was split lists each of its 2018 codes (its title marked `(#)`), a 2018 code formed
+    from several 2010 codes is listed under each of them (its title marked `(##)`); the markers are kept
+    as published. UTF-8 with a byte-order mark and CRLF line ends, as copied (bls/SOURCES.md).
+    """
+    raw = read_delimited(path, ",")
+    require_columns(raw, path, ["2010 SOC Code", "2010 SOC Title", "2018 SOC Code", "2018 SOC Title"])
+    frame = pd.DataFrame(
+        {
+            "soc_2010_code": to_text(raw, "2010 SOC Code", path, pattern=SOC_PATTERN),
+            "soc_2010_title": to_text(raw, "2010 SOC Title", path),
+            "soc_2018_code": to_text(raw, "2018 SOC Code", path, pattern=SOC_PATTERN),
+            "soc_2018_title": to_text(raw, "2018 SOC Title", path),
+        }
+    )
+    check_unique(frame, ["soc_2010_code", "soc_2018_code"], path, source=raw)
+    _check_one_title(frame, "soc_2010_code", "soc_2010_title", "2010 SOC Title", path, raw)
+    _check_one_title(frame, "soc_2018_code", "soc_2018_title", "2018 SOC Title", path, raw)
+    check_row_count(frame, path, minimum=1, what="crosswalk rows")
+    frame.attrs["soc_2010_codes"] = int(frame["soc_2010_code"].nunique())
+    frame.attrs["soc_2018_codes"] = int(frame["soc_2018_code"].nunique())
     return frame

@@ -125,6 +125,8 @@ UPSTREAMS: tuple[Upstream, ...] = (
              "data/soc_structure_2018.xlsx", "ade08af40923266f3a854842e888ca3e93c15b26a147c20a2b12a61f4c4f4077", soc_major_groups),
     Upstream("bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx", "openai/GPTs-are-GPTs", "36af7ac78d218158fd2070bd8775c86a99f222da",
              "data/nem-onet-to-soc-crosswalk.xlsx", "5aac9713a7e73b428819b20e3b895c97adbf09b4b59ac8c9423a340dbe129a4a"),
+    Upstream("bls/crosswalks/soc_2010_to_2018_crosswalk.csv", "sidsatya/ailabor", "59360056746a97da547282800553833a9f2a7f99",
+             "data/occsoc_crosswalks/soc_2010_to_2018_crosswalk.csv", "69d6fc111c2dd41c22179ad85b27c27b5054db17609f2636041366dd58a0b059"),
     Upstream("exposure/full_labelset.tsv", *ELOUNDOU_HEAD, "data/full_labelset.tsv",
              "094378905e1f3349e50a9a83dc69643a2ef227954d611c8316a46da08cb3d8de"),
     Upstream("exposure/occ_level.csv", *ELOUNDOU_HEAD, "data/occ_level.csv",

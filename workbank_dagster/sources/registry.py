@@ -142,6 +142,15 @@ SOURCES: tuple[Source, ...] = (
         "Public domain (U.S. Government work, BLS)",
     ),
     Source(
+        "soc_2010_2018_crosswalk",
+        bls.SOC_2010_2018_CROSSWALK,
+        bls.read_soc_2010_2018_crosswalk,
+        ("soc_2010_code", "soc_2018_code"),
+        "BLS SOC 2010 -> SOC 2018 crosswalk, many-to-many (840 2010 codes, 867 2018 codes); remaps the Dingel-Neiman telework scores.",
+        "BLS 2010 SOC to 2018 SOC crosswalk; CSV copy from sidsatya/ailabor @ 59360056",
+        "Public domain (U.S. Government work, BLS)",
+    ),
+    Source(
         "eloundou_task_exposure",
         exposure.FULL_LABELSET,
         exposure.read_full_labelset,
