@@ -3,11 +3,13 @@ nothing, a crash (SIGKILL) mid-partition that loses nothing paid for, and a key 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import zlib
 
 import dagster as dg
 import duckdb
@@ -83,6 +85,63 @@ def test_batch_mode_through_the_asset(llm_env):
         assert server.counts["chat"] == 0 and server.counts["batches"] == 1 and server.counts["files"] == 1
     with warehouse.connect(llm_env["db"]) as con:
         assert con.execute("select count(distinct prompt_id) from labeling.llm_labels").fetchone()[0] == 39
+
+
+def test_answers_all_outside_the_candidates_get_their_own_status(llm_env):
+    """A quarter of the prompts answered only with IDs outside the candidates, each time: asked again
+    once, then recorded as out_of_candidates (not no_match), not cached, so a re-run asks again."""
+    with FakeOpenAI() as server:
+        clean = server.answer
+
+        def outside(text: str) -> bool:
+            return zlib.crc32(text.encode()) % 4 == 0
+
+        def answer(request):
+            if outside(server._user_text(request)):
+                return json.dumps({"task_ids": [999_999_999, 888_888_888, 777_777_777]}), {"prompt_tokens": 10, "completion_tokens": 5}
+            return clean(request)
+
+        server.answer = answer
+        first = _run(llm_env, server)
+        assert first.success
+        asked = [text for text in server.attempts if outside(text)]
+        assert asked and all(server.attempts[text] == 2 for text in asked)  # asked again once
+        with warehouse.connect(llm_env["db"]) as con:
+            statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
+            outside_rows = con.execute("select reason, n_labels from labeling.llm_judgements where status = 'out_of_candidates'").fetchall()
+        reasons, unlabeled = {reason for reason, _ in outside_rows}, sum(1 for _, n_labels in outside_rows if n_labels > 0)
+        assert statuses == {"labeled": 39 - len(asked), "out_of_candidates": len(asked)}
+        assert reasons == {"3 id(s), all outside the candidates (2 answer(s))"} and unlabeled == 0
+        events = first.asset_materializations_for_node("llm_judge_labels")
+        metadata = next(e for e in events if e.asset_key == dg.AssetKey(["labeling", "llm_labels"])).metadata
+        assert metadata["out_of_candidates"].value == len(asked) and metadata["failures"].value == 0
+        # Not cached: a re-run asks those prompts again (twice each), and only those.
+        second = _run(llm_env, server)
+        assert second.success and server.counts["chat"] == 39 + 3 * len(asked)
+
+
+def test_llm_outcomes_statuses():
+    from workbank_dagster.labeling.assets import llm_outcomes
+    from workbank_dagster.labeling.judgement_cache import Judgement
+    from workbank_dagster.labeling.llm import Failure, Item, OutOfCandidates
+
+    items = [Item(f"h{i}", f"prompt {i}", ((10 * i + 1, "task", "occupation"),)) for i in range(5)]
+    outcomes = [
+        Judgement([1], [], 1, 1, 0.0, "sync"),
+        Judgement([11], [7, 8], 1, 1, 0.0, "sync"),
+        Judgement([], [], 1, 1, 0.0, "sync"),
+        OutOfCandidates([7, 8, 9], 2, 2),
+        Failure("HTTP 400: not retryable", 1),
+    ]
+    chosen, statuses = llm_outcomes(items, {item.key: outcome for item, outcome in zip(items, outcomes)})
+    assert chosen == [[(1, 1.0)], [(11, 1.0)], [], [], []]
+    assert statuses == [
+        ("labeled", ""),
+        ("labeled", "2 id(s) outside the candidates dropped"),
+        ("no_match", "the model chose none of the candidates"),
+        ("out_of_candidates", "3 id(s), all outside the candidates (2 answer(s))"),
+        ("failed", "HTTP 400: not retryable"),
+    ]
 
 
 def test_failure_budget_fails_loudly_and_keeps_what_was_done(llm_env):

@@ -32,7 +32,7 @@ from .labels import (
     retrieve_embedded,
     retrieve_narrowed,
 )
-from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge
+from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
 from .prior import OccupationPrior, texts_sha256, training_texts
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
@@ -225,7 +225,7 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
         dg.AssetSpec(
             key=[LABELING_SCHEMA, judgements_table(judge)],
             deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
-            description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, failed or unlabeled, with "
+            description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, out_of_candidates, failed or unlabeled, with "
             "the reason (low confidence, a prompt not in English, a request that failed), the number of labels and the "
             "judge's confidence (judge v4: the probability of its best occupation).",
             **common,
@@ -494,17 +494,27 @@ def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
 
 
 def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int, float]]], list[tuple[str, str]]]:
-    """The judge's choices per prompt (score = 1/rank: the model gives an order, not a confidence)."""
+    """The judge's choices per prompt (score = 1/rank: the model gives an order, not a confidence).
+
+    Statuses: `labeled` (with the count of IDs outside the candidates that were dropped, if any),
+    `no_match` (the model chose none), `out_of_candidates` (every ID it answered was outside the
+    candidates, in sync mode twice: not a choice of none, and not cached) and `failed`."""
     chosen, statuses = [], []
     for item in items:
         outcome = results.get(item.key, Failure("not judged", 0))
         if isinstance(outcome, Failure):
             chosen.append([])
             statuses.append(("failed", outcome.reason))
+        elif isinstance(outcome, OutOfCandidates):
+            chosen.append([])
+            statuses.append(("out_of_candidates", outcome.reason))
         else:
             chosen.append([(task_id, 1.0 / rank) for rank, task_id in enumerate(outcome.task_ids, start=1)])
             rejected = f"{len(outcome.rejected_ids)} id(s) outside the candidates dropped" if outcome.rejected_ids else ""
-            statuses.append(("labeled", rejected) if outcome.task_ids else ("no_match", "the model chose none of the candidates"))
+            if outcome.task_ids:
+                statuses.append(("labeled", rejected))
+            else:  # an earlier answer all outside the candidates, then none chosen: both said
+                statuses.append(("no_match", "; ".join(filter(None, ["the model chose none of the candidates", rejected]))))
     return chosen, statuses
 
 

@@ -3,7 +3,13 @@
 A store of its own (SQLite in WAL mode, outside the DuckDB warehouse), written as each judgement
 arrives and committed at once: a crash loses nothing paid for, a re-run pays for nothing twice, and
 a changed benchmark file re-judges only the prompts whose text (or candidates) changed. Only
-successful judgements are stored; a failed one is tried again next run.
+successful judgements are stored; a failed one, or an answer whose IDs were all outside the
+candidates, is tried again next run.
+
+Batch API bookkeeping lives here too: every batch with the tag it was created with (its
+`workbank_request` metadata, so a batch whose creation answer was lost can be found and reused),
+the candidates of each of its requests, and every uploaded input file until a batch uses it (an
+upload no batch uses is deleted by the next submission).
 """
 
 from __future__ import annotations
@@ -43,13 +49,23 @@ class JudgementCache:
             )
             con.execute(
                 "CREATE TABLE IF NOT EXISTS batches (labeler TEXT NOT NULL, batch_id TEXT PRIMARY KEY, input_file_id TEXT, status TEXT NOT NULL, "
-                "n_requests INTEGER NOT NULL, created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+                "n_requests INTEGER NOT NULL, created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, request_tag TEXT)"
             )
+            # Caches written before batches were tagged: add the column (NULL for their batches).
+            columns = {row[1] for row in con.execute("PRAGMA table_info(batches)").fetchall()}
+            if "request_tag" not in columns:
+                con.execute("ALTER TABLE batches ADD COLUMN request_tag TEXT")
             # The candidates of every request in a batch: its results can be checked and cached
             # even when they are collected by a run over other benchmarks.
             con.execute(
                 "CREATE TABLE IF NOT EXISTS batch_requests (batch_id TEXT NOT NULL, custom_id TEXT NOT NULL, "
                 "candidate_ids TEXT NOT NULL, PRIMARY KEY (batch_id, custom_id))"
+            )
+            # Input files uploaded for a batch, recorded before the batch is created: one that no
+            # batch uses (its creation failed) is deleted by the next submission.
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS batch_uploads (labeler TEXT NOT NULL, file_id TEXT PRIMARY KEY, request_tag TEXT NOT NULL, "
+                "created_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP)"
             )
 
     def _connect(self) -> sqlite3.Connection:
@@ -91,14 +107,17 @@ class JudgementCache:
         ).fetchone()
         return (row[0], row[1]) if row else None
 
-    def record_batch(self, labeler: str, batch_id: str, input_file_id: str, status: str, requests: dict[str, list[int]]) -> None:
-        """The batch and the candidates of each of its requests (custom_id → ids), in one transaction."""
+    def record_batch(
+        self, labeler: str, batch_id: str, input_file_id: str, status: str, requests: dict[str, list[int]], request_tag: str | None = None
+    ) -> None:
+        """The batch, its tag and the candidates of each of its requests (custom_id → ids), in one transaction."""
         con = self._connect()
         con.execute("BEGIN IMMEDIATE")
         try:
             con.execute(
-                "INSERT OR REPLACE INTO batches (labeler, batch_id, input_file_id, status, n_requests) VALUES (?, ?, ?, ?, ?)",
-                (labeler, batch_id, input_file_id, status, len(requests)),
+                "INSERT OR REPLACE INTO batches (labeler, batch_id, input_file_id, status, n_requests, request_tag) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (labeler, batch_id, input_file_id, status, len(requests), request_tag),
             )
             con.executemany(
                 "INSERT OR REPLACE INTO batch_requests (batch_id, custom_id, candidate_ids) VALUES (?, ?, ?)",
@@ -115,3 +134,27 @@ class JudgementCache:
 
     def set_batch_status(self, batch_id: str, status: str) -> None:
         self._connect().execute("UPDATE batches SET status = ? WHERE batch_id = ?", (status, batch_id))
+
+    def has_batch(self, batch_id: str) -> bool:
+        return self._connect().execute("SELECT 1 FROM batches WHERE batch_id = ?", (batch_id,)).fetchone() is not None
+
+    def batch_tag(self, batch_id: str) -> str | None:
+        row = self._connect().execute("SELECT request_tag FROM batches WHERE batch_id = ?", (batch_id,)).fetchone()
+        return row[0] if row else None
+
+    def record_upload(self, labeler: str, file_id: str, request_tag: str) -> None:
+        self._connect().execute(
+            "INSERT OR REPLACE INTO batch_uploads (labeler, file_id, request_tag) VALUES (?, ?, ?)", (labeler, file_id, request_tag)
+        )
+
+    def unused_uploads(self, labeler: str) -> list[str]:
+        """Uploaded input files that no recorded batch uses (their batch creation failed), oldest first."""
+        rows = self._connect().execute(
+            "SELECT file_id FROM batch_uploads u WHERE labeler = ? "
+            "AND NOT EXISTS (SELECT 1 FROM batches b WHERE b.input_file_id = u.file_id) ORDER BY created_at, file_id",
+            (labeler,),
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    def forget_upload(self, file_id: str) -> None:
+        self._connect().execute("DELETE FROM batch_uploads WHERE file_id = ?", (file_id,))

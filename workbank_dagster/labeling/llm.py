@@ -3,21 +3,32 @@ prompt's retrieved candidate tasks the prompt exercises (METHOD.md §3, the arti
 
 - One request per prompt: the prompt and its candidates (ID, statement, occupation), temperature 0,
   a JSON-schema response format; the answer is the list of task IDs in order of fit (= rank).
-- IDs outside the candidates are dropped and counted. A malformed or empty answer is retried, then
-  recorded as a failure.
-- 429 and 5xx answers, time-outs and connection errors are retried with exponential backoff that
-  honours Retry-After. Other 4xx answers fail at once.
+- IDs outside the candidates are dropped and counted. A malformed or empty answer is asked again,
+  then recorded as a failure. An answer whose IDs are all outside the candidates is asked again
+  once; if the second one is too, it is recorded as `out_of_candidates` (not cached: a re-run asks
+  again). An empty list is the model choosing none (`no_match`), a usable answer that is cached.
+- Every API call (chat completions, file upload, batch creation, listing and polling, downloading
+  results, deleting files) gets the same transport retry policy: the `openai` client's own, with
+  `max_attempts - 1` retries: 408, 409, 429 and 5xx answers, time-outs and connection errors are
+  retried, honouring Retry-After / retry-after-ms, else with exponential backoff. Other 4xx fail
+  at once. The judge's own re-asking is only for the answers above (a malformed answer, one whose
+  IDs are all outside the candidates), with `backoff_s` between attempts.
 - Requests run concurrently up to a limit; every judgement is written to the judgement cache the
   moment it arrives. A failure budget stops the work (the asset then fails loudly, keeping what was
   done) and a spend cap stops new requests once the measured cost reaches it.
 - Batch mode writes the same requests as JSONL, uploads them, creates a batch, polls it, and
   ingests the results by `custom_id`; an open batch is polled again on the next run, never resubmitted.
+  Creating a batch is not idempotent, so each batch carries a tag (`metadata.workbank_request`, a
+  hash of the labeler and its request keys): before creating a batch, and before trying a failed
+  creation again, the batch is looked up by its tag and reused if it exists (a creation whose
+  answer was lost is not paid for twice). An uploaded input file that no batch uses is deleted.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import email.utils
+import hashlib
 import json
 import os
 import random
@@ -53,6 +64,9 @@ RESPONSE_FORMAT = {
     },
 }
 EXPECTED_COMPLETION_TOKENS = 40
+BATCH_TAG = "workbank_request"  # the metadata key a batch is tagged with at creation
+BATCH_LOOKUP_LIMIT = 500  # most recent batches searched for a tag (the API lists newest first)
+CLOSED_BATCH = ("failed", "expired", "cancelling", "cancelled")  # a batch found by its tag in these states is not reused
 
 
 class MalformedAnswer(ValueError):
@@ -79,9 +93,9 @@ class LLMSettings:
     base_url: str | None = None  # None: the OpenAI API
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
-    timeout_s: float = 60.0
-    max_attempts: int = 5
-    backoff_s: float = 1.0
+    timeout_s: float = 60.0  # every API call's time-out (the client's)
+    max_attempts: int = 5  # per API call (the client retries max_attempts - 1 times) and per prompt (asking again)
+    backoff_s: float = 1.0  # before asking again after a malformed answer or one all outside the candidates
     max_backoff_s: float = 60.0
     concurrency: int = 4
     failure_budget: int = 20  # failed prompts tolerated before the run stops
@@ -124,6 +138,21 @@ class Failure:
 
 
 @dataclass
+class OutOfCandidates:
+    """The model answered only IDs that are not among the prompt's candidates, each time it was asked
+    (twice in sync mode). Not a judgement: it is not cached, so a re-run asks again; it is recorded
+    with status `out_of_candidates`, not as the model choosing none (`no_match`)."""
+
+    rejected_ids: list[int]  # the last answer's
+    answers: int
+    attempts: int
+
+    @property
+    def reason(self) -> str:
+        return f"{len(self.rejected_ids)} id(s), all outside the candidates ({self.answers} answer(s))"
+
+
+@dataclass
 class RunReport:
     results: dict[tuple[str, str], Judgement | Failure] = field(default_factory=dict)
     from_cache: int = 0
@@ -131,8 +160,9 @@ class RunReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
-    rejected_ids: int = 0
+    rejected_ids: int = 0  # IDs dropped, over every answer received
     failures: int = 0
+    out_of_candidates: int = 0  # prompts whose answers named only IDs outside the candidates
     stopped: str | None = None  # why the run stopped early, if it did
     other_prompts: int = 0  # batch results for prompts outside this run, cached for the runs that need them
 
@@ -145,6 +175,7 @@ class RunReport:
             "cost_usd": round(self.cost_usd, 6),
             "rejected_ids": self.rejected_ids,
             "failures": self.failures,
+            "out_of_candidates": self.out_of_candidates,
             "stopped": self.stopped or "",
             "batch_results_for_other_prompts": self.other_prompts,
         }
@@ -193,6 +224,26 @@ def parse_answer(content: str | None, candidate_ids: list[int], max_labels: int)
     return kept[:max_labels], rejected
 
 
+def retryable_status(status_code: int) -> bool:
+    """The statuses the openai client retries (`_should_retry` in openai/_base_client.py)."""
+    return status_code in (408, 409, 429) or status_code >= 500
+
+
+def requests_made(exc: Exception) -> int:
+    """HTTP requests behind an API error: the client sends its retry count in `x-stainless-retry-count`."""
+    try:
+        response = getattr(exc, "response", None)
+        request = response.request if response is not None else exc.request
+        return int(request.headers.get("x-stainless-retry-count", "0")) + 1
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return 1
+
+
+def request_tag(labeler: str, custom_ids) -> str:
+    """A batch's deterministic tag: the same labeler and requests give the same tag."""
+    return hashlib.sha256("\n".join([labeler, *sorted(custom_ids)]).encode()).hexdigest()
+
+
 def retry_after_seconds(headers) -> float | None:
     if headers is None:
         return None
@@ -203,9 +254,10 @@ def retry_after_seconds(headers) -> float | None:
         try:
             return max(float(value) * scale, 0.0)
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value)
-            if parsed is not None:
-                return max(parsed.timestamp() - time.time(), 0.0)
+            try:
+                return max(email.utils.parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+            except (TypeError, ValueError):
+                return None
     return None
 
 
@@ -215,8 +267,8 @@ def make_client(settings: LLMSettings):
     key = os.environ.get(settings.api_key_env)
     if not key:
         raise RuntimeError(f"the LLM judge needs an API key in ${settings.api_key_env}")
-    # Retries are ours (Retry-After, failure budget), so the client's own are off.
-    return openai.OpenAI(api_key=key, base_url=settings.base_url, max_retries=0, timeout=settings.timeout_s)
+    # Every call is retried by the client (Retry-After, backoff); the judge only asks again after a bad answer.
+    return openai.OpenAI(api_key=key, base_url=settings.base_url, max_retries=max(settings.max_attempts - 1, 0), timeout=settings.timeout_s)
 
 
 class LLMJudge:
@@ -275,44 +327,50 @@ class LLMJudge:
         }
 
     # --- synchronous judging ------------------------------------------------------------------
-    def _call(self, item: Item, report: RunReport) -> Judgement | Failure:
+    def _call(self, item: Item, report: RunReport) -> Judgement | Failure | OutOfCandidates:
+        """One prompt: transport faults are the client's to retry; a malformed answer is asked again up to
+        `max_attempts` times, and an answer whose IDs are all outside the candidates once."""
         import openai
 
         body = build_request(item, self.settings)
-        reason = "no attempt"
+        reason, sent, outside, dropped = "no attempt", 0, 0, []
         for attempt in range(1, self.settings.max_attempts + 1):
-            wait = None
             try:
-                response = self.client.chat.completions.create(**body, timeout=self.settings.timeout_s)
-            except openai.APIStatusError as exc:
-                if exc.status_code == 429 or exc.status_code >= 500:
-                    reason = f"HTTP {exc.status_code}"
-                    wait = retry_after_seconds(exc.response.headers)
-                else:
-                    return Failure(f"HTTP {exc.status_code}: not retryable", attempt)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                reason = type(exc).__name__
+                response = self.client.chat.completions.create(**body)
+            except openai.APIStatusError as exc:  # what could be retried was, by the client
+                sent += requests_made(exc)
+                return Failure(f"HTTP {exc.status_code}" + ("" if retryable_status(exc.status_code) else ": not retryable"), sent)
+            except openai.APIConnectionError as exc:  # time-outs too
+                return Failure(type(exc).__name__, sent + requests_made(exc))
+            sent += 1
+            usage = getattr(response, "usage", None)
+            prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
+            completion_tokens = getattr(usage, "completion_tokens", 0) or 0
+            cost = self.settings.cost(prompt_tokens, completion_tokens)
+            with self._lock:
+                report.requests += 1
+                report.prompt_tokens += prompt_tokens
+                report.completion_tokens += completion_tokens
+                report.cost_usd += cost
+            content = response.choices[0].message.content if response.choices else None
+            try:
+                kept, rejected = parse_answer(content, item.candidate_ids, self.settings.max_labels)
+            except MalformedAnswer as exc:
+                reason = str(exc)
             else:
-                usage = getattr(response, "usage", None)
-                prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-                completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-                cost = self.settings.cost(prompt_tokens, completion_tokens)
                 with self._lock:
-                    report.requests += 1
-                    report.prompt_tokens += prompt_tokens
-                    report.completion_tokens += completion_tokens
-                    report.cost_usd += cost
-                content = response.choices[0].message.content if response.choices else None
-                try:
-                    kept, rejected = parse_answer(content, item.candidate_ids, self.settings.max_labels)
-                except MalformedAnswer as exc:
-                    reason = str(exc)
-                else:
-                    return Judgement(kept, rejected, prompt_tokens, completion_tokens, cost, "sync")
+                    report.rejected_ids += len(rejected)
+                if kept or not rejected:  # a usable answer: labels, or the model choosing none
+                    return Judgement(kept, dropped + rejected, prompt_tokens, completion_tokens, cost, "sync")
+                outside += 1
+                dropped += rejected
+                if outside >= 2 or attempt == self.settings.max_attempts:
+                    return OutOfCandidates(rejected, outside, sent)
+                reason = f"{len(rejected)} id(s), all outside the candidates"
             if attempt < self.settings.max_attempts:
-                delay = wait if wait is not None else min(self.settings.backoff_s * 2 ** (attempt - 1), self.settings.max_backoff_s)
-                self._sleep(min(delay, self.settings.max_backoff_s) * (1.0 if wait is not None else random.uniform(0.8, 1.2)))
-        return Failure(reason, self.settings.max_attempts)
+                delay = min(self.settings.backoff_s * 2 ** (attempt - 1), self.settings.max_backoff_s)
+                self._sleep(delay * random.uniform(0.8, 1.2))
+        return Failure(reason, sent)
 
     def judge(self, items: list[Item]) -> RunReport:
         report = RunReport()
@@ -337,7 +395,9 @@ class LLMJudge:
                     report.results[item.key] = outcome
                     if isinstance(outcome, Judgement):
                         self.cache.put(self.labeler, item.key[0], item.key[1], outcome)  # written as it arrives
-                        report.rejected_ids += len(outcome.rejected_ids)
+                    elif isinstance(outcome, OutOfCandidates):  # not cached: a re-run asks again
+                        report.out_of_candidates += 1
+                        self._log(f"judgement out of candidates after {outcome.attempts} request(s): {outcome.reason}")
                     else:
                         report.failures += 1
                         self._log(f"judgement failed after {outcome.attempts} attempt(s): {outcome.reason}")
@@ -354,7 +414,9 @@ class LLMJudge:
         """Upload the uncached requests as JSONL and create a batch; an open batch is reused.
 
         A batch whose estimated cost (Batch API prices) is above the spend cap is not sent: a batch
-        cannot be stopped halfway the way synchronous requests can."""
+        cannot be stopped halfway the way synchronous requests can. A batch already created for the
+        same requests (found by its tag: an earlier creation whose answer was lost) is reused, not
+        paid for again; uploads left by earlier failed submissions are deleted."""
         existing = self.cache.open_batch(self.labeler)
         if existing:
             return existing
@@ -368,15 +430,84 @@ class LLMJudge:
                 f"${self.settings.spend_cap_usd:.2f}; nothing was sent (raise WORKBANK_LLM_SPEND_CAP_USD or label fewer benchmarks)"
             )
         requests = {_custom_id(i): i.candidate_ids for i in todo}
-        lines = [
-            json.dumps({"custom_id": _custom_id(i), "method": "POST", "url": "/v1/chat/completions", "body": build_request(i, self.settings)})
-            for i in todo
-        ]
-        uploaded = self.client.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
-        batch = self.client.batches.create(input_file_id=uploaded.id, endpoint="/v1/chat/completions", completion_window="24h")
-        self.cache.record_batch(self.labeler, batch.id, uploaded.id, batch.status, requests)
-        self._log(f"submitted batch {batch.id} with {len(todo)} requests")
+        tag = request_tag(self.labeler, requests)
+        batch = self._find_batch(tag)
+        if batch is not None:
+            self._log(f"batch {batch.id} ({batch.status}) was already created for these {len(todo)} requests: reused")
+        else:
+            self._delete_unused_uploads()
+            lines = [
+                json.dumps(
+                    {"custom_id": _custom_id(i), "method": "POST", "url": "/v1/chat/completions", "body": build_request(i, self.settings)}
+                )
+                for i in todo
+            ]
+            uploaded = self.client.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
+            self.cache.record_upload(self.labeler, uploaded.id, tag)
+            batch = self._create_batch(uploaded.id, tag)
+            self._log(f"submitted batch {batch.id} with {len(todo)} requests")
+        self.cache.record_batch(self.labeler, batch.id, batch.input_file_id, batch.status, requests, tag)
+        self._delete_unused_uploads()
         return batch.id, len(todo)
+
+    def _find_batch(self, tag: str):
+        """The batch created with this tag that this cache has not recorded and that is not closed, if any."""
+        for n, batch in enumerate(self.client.batches.list(limit=100), start=1):
+            if (batch.metadata or {}).get(BATCH_TAG) == tag and batch.status not in CLOSED_BATCH and not self.cache.has_batch(batch.id):
+                return batch
+            if n >= BATCH_LOOKUP_LIMIT:
+                break
+        return None
+
+    def _create_batch(self, input_file_id: str, tag: str):
+        """Create the batch, tagged. Not retried blindly (a creation whose answer was lost would be paid
+        twice): after a retryable fault the batch is looked up by its tag, and created again only if it
+        does not exist. If no batch was created, the upload is deleted before the error is raised."""
+        import openai
+
+        client = self.client.with_options(max_retries=0)
+        for attempt in range(1, self.settings.max_attempts + 1):
+            try:
+                return client.batches.create(
+                    input_file_id=input_file_id, endpoint="/v1/chat/completions", completion_window="24h", metadata={BATCH_TAG: tag}
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                if isinstance(exc, openai.APIStatusError) and not retryable_status(exc.status_code):
+                    self._delete_upload(input_file_id)  # refused: no batch uses it
+                    raise
+                try:
+                    found = self._find_batch(tag)
+                except openai.APIError as lookup:
+                    # Whether the batch exists is unknown: the upload stays recorded, and the next
+                    # submission looks the batch up before creating one (or deletes the upload).
+                    raise lookup from exc
+                if found is not None:
+                    self._log(f"creating a batch failed ({type(exc).__name__}) but batch {found.id} exists: reused")
+                    return found
+                if attempt == self.settings.max_attempts:
+                    self._delete_upload(input_file_id)
+                    raise
+                wait = retry_after_seconds(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
+                delay = wait if wait is not None else self.settings.backoff_s * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
+                self._sleep(min(delay, self.settings.max_backoff_s))
+        raise AssertionError("unreachable")
+
+    def _delete_unused_uploads(self) -> None:
+        for file_id in self.cache.unused_uploads(self.labeler):
+            self._delete_upload(file_id)
+
+    def _delete_upload(self, file_id: str) -> None:
+        """Delete an input file no batch uses; if that fails it stays recorded and is tried again next time."""
+        import openai
+
+        try:
+            self.client.files.delete(file_id)
+        except openai.NotFoundError:
+            pass
+        except openai.APIError as exc:
+            self._log(f"could not delete unused upload {file_id} ({type(exc).__name__}); tried again at the next submission")
+            return
+        self.cache.forget_upload(file_id)
 
     def judge_by_batch(self, items: list[Item], *, poll_s: float = 10.0, max_wait_s: float = 600.0) -> RunReport:
         """Judge `items` through the Batch API: resume the open batch or submit one, then collect it.
@@ -404,6 +535,7 @@ class LLMJudge:
             final.completion_tokens += earlier.completion_tokens
             final.cost_usd += earlier.cost_usd
             final.rejected_ids += earlier.rejected_ids
+            final.out_of_candidates += earlier.out_of_candidates
             final.other_prompts += earlier.other_prompts
         return final
 
@@ -462,9 +594,14 @@ class LLMJudge:
                         report.results[key] = Failure(str(exc), 1)
                         report.failures += 1
                     continue
+                report.rejected_ids += len(rejected)
+                if rejected and not kept:  # not cached: the next run (sync or batch) asks again
+                    if item is not None:
+                        report.results[key] = OutOfCandidates(rejected, 1, 1)
+                        report.out_of_candidates += 1
+                    continue
                 judgement = Judgement(kept, rejected, prompt_tokens, completion_tokens, cost, "batch")
                 self.cache.put(self.labeler, key[0], key[1], judgement)
-                report.rejected_ids += len(rejected)
                 if item is None:
                     report.other_prompts += 1
                 else:
