@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
 
+from .. import warehouse
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from .metadata import model_metadata
@@ -15,8 +16,37 @@ from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at,
 ensure_manifest()
 
 
+class UnknownActiveLabeler(dg.Failure):
+    pass
+
+
+def check_active_labeler(warehouse_db: WarehouseResource, labeler: str) -> None:
+    """Refuse to build the marts from a labeler that has judged nothing.
+
+    The marts keep the active labeler's labels (`var('active_labeler')`): a misspelt labeler, or one
+    whose labeling job never ran (the LLM judge), gave empty marts and green checks. A labeler with
+    judgement records and no labels (it abstained on everything, or found nothing) is not an error.
+    """
+    with warehouse_db.connect() as con:
+        if not warehouse.table_exists(con, "raw", "benchmark_prompts") or not con.execute("select count(*) from raw.benchmark_prompts").fetchone()[0]:
+            return  # nothing to judge yet
+        judged: dict[str, int] = {}
+        for judge in ("embedded", "llm"):
+            if warehouse.table_exists(con, "labeling", f"{judge}_judgements"):
+                for name, count in con.execute(f"select labeler, count(*) from labeling.{judge}_judgements group by 1").fetchall():
+                    judged[name] = judged.get(name, 0) + count
+    if not judged.get(labeler):
+        found = ", ".join(f"{name} ({count:,} prompts)" for name, count in sorted(judged.items())) or "none"
+        raise UnknownActiveLabeler(
+            description=f"the active labeler {labeler!r} (WORKBANK_ACTIVE_LABELER) has no judgement records in labeling.*_judgements, "
+            f"so the marts would be empty. Labelers found: {found}. Run its labeling first (the LLM judge: job llm_labeling) or "
+            "choose one of those."
+        )
+
+
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=translator, pool="warehouse", name="dbt_models")
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource):
+    check_active_labeler(warehouse_db, load_settings().active_labeler)
     point_dbt_at(warehouse_db.path)
     invocation = dbt.cli(dbt_build_args(load_settings()), context=context)
     try:

@@ -1,0 +1,50 @@
+"""Guards that turn a silent wrong result into a clear failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import run_pipeline, small_source_dir
+from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.transform.assets import UnknownActiveLabeler, check_active_labeler
+
+
+def _warehouse(tmp_path, judged: dict[str, int]) -> WarehouseResource:
+    db = WarehouseResource(path=str(tmp_path / "w.duckdb"))
+    with db.connect() as con:
+        con.execute("create schema raw; create schema labeling")
+        con.execute("create table raw.benchmark_prompts as select 'b' as benchmark, '1' as prompt_id")
+        con.execute("create table labeling.embedded_judgements (labeler varchar, status varchar)")
+        for labeler, n in judged.items():
+            con.execute("insert into labeling.embedded_judgements select ?, 'abstained' from range(?)", [labeler, n])
+    return db
+
+
+def test_unknown_active_labeler_is_refused_with_the_labelers_found(tmp_path):
+    db = _warehouse(tmp_path, {"embedded:all-MiniLM-L6-v2:v4": 3})
+    with pytest.raises(UnknownActiveLabeler) as raised:
+        check_active_labeler(db, "embedded:all-MiniLM-L6-v2:v9")
+    assert "'embedded:all-MiniLM-L6-v2:v9'" in raised.value.description and "embedded:all-MiniLM-L6-v2:v4 (3 prompts)" in raised.value.description
+    with pytest.raises(UnknownActiveLabeler, match="llm_labeling"):
+        check_active_labeler(db, "llm:gpt-4o-mini:t2")  # its job never ran
+
+
+def test_a_labeler_that_judged_and_labeled_nothing_is_not_an_error(tmp_path):
+    check_active_labeler(_warehouse(tmp_path, {"embedded:all-MiniLM-L6-v2:v4": 3}), "embedded:all-MiniLM-L6-v2:v4")  # all abstained
+    check_active_labeler(WarehouseResource(path=str(tmp_path / "empty.duckdb")), "anything")  # no prompts yet
+
+
+def test_a_run_with_an_unknown_active_labeler_fails_naming_it(tmp_path, source_dir, session_cache):
+    """Before the guard this run succeeded, with empty marts and every check green."""
+    sources = small_source_dir(tmp_path, source_dir, ("paperbench",))
+    completed = run_pipeline(
+        {
+            "WORKBANK_DATA_DIR": str(tmp_path / "data"),
+            "WORKBANK_SOURCE_DIR": str(sources),
+            "WORKBANK_CACHE_DIR": str(session_cache),
+            "DAGSTER_HOME": str(tmp_path / "dagster_home"),
+            "WORKBANK_ACTIVE_LABELER": "embedded:all-MiniLM-L6-v2:v9",
+        }
+    )
+    assert completed.returncode != 0
+    assert "the active labeler 'embedded:all-MiniLM-L6-v2:v9' (WORKBANK_ACTIVE_LABELER) has no judgement records" in completed.stdout + completed.stderr
