@@ -9,6 +9,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..fingerprint import code_sha256
 from ..partitions import benchmarks_partitions
 from ..progress import reporter
 from ..resources import ChatModelResource, WarehouseResource
@@ -412,9 +413,6 @@ def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
 
 
 INPUTS_TABLE = "embedded_label_inputs"
-_LABELING_CODE = ("retrieval.py", "judges.py", "labels.py", "text.py", "embedder.py", "titles.py", "technology.py", "evidence.py", "prior.py")
-
-
 def prior_inputs_sha256(settings) -> str:
     """The training-text hash the prior on disk was fitted on ('none' when there is none yet)."""
     path = prior_path(settings)
@@ -426,11 +424,8 @@ def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompt
 
     A benchmark's v4 labels also depend on every other prompt of the same benchmark (the benchmark
     context), which its prompt list below covers."""
-    here = Path(__file__).parent
-    common = hashlib.sha256()
+    common = hashlib.sha256(code_sha256(__name__).encode())  # this step's code and every project module it imports
     common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
-    for name in _LABELING_CODE:
-        common.update((here / name).read_bytes())
     out = {}
     for key in keys:
         digest = common.copy()

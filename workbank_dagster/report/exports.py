@@ -6,7 +6,6 @@ so a reader never sees half a file and an unchanged table rewrites identical byt
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -128,21 +127,6 @@ def write_text_atomic(path: Path, text: str) -> Path:
 
 def write_json_atomic(path: Path, value) -> Path:
     return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def fingerprint(*parts) -> str:
-    """SHA-256 over frames (content and columns) and JSON-able values: the key of a rebuild."""
-    digest = hashlib.sha256()
-    for part in parts:
-        if isinstance(part, pd.DataFrame):
-            digest.update(repr(list(part.columns)).encode())
-            digest.update(pd.util.hash_pandas_object(part, index=False).to_numpy().tobytes())
-        elif isinstance(part, Path):
-            digest.update(part.read_bytes())
-        else:
-            digest.update(json.dumps(part, sort_keys=True, default=str).encode())
-        digest.update(b"\x1f")
-    return digest.hexdigest()
 
 
 def unchanged(stamp: Path, key: str, *outputs: Path) -> bool:

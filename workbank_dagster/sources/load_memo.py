@@ -7,8 +7,9 @@ the parsed frame's dtypes and attrs. A later load of a file with the same SHA-25
 parser code finds the record, checks that the table still holds exactly that many rows for it,
 and reads those rows back: the same frame the parser produced, so the same metadata.
 
-Anything else parses as before: a changed file, changed code under `sources/` or
-`warehouse.py`, a warehouse rebuilt or emptied, a missing record. The record is written after
+Anything else parses as before: a changed file, changed code of the loading steps or of any
+project module they import (`fingerprint.code_sha256`), a warehouse rebuilt or emptied, a
+missing record. The record is written after
 the rows, in its own statement, so a crash between the two leaves a record that no longer
 matches (its SHA-256 or parser is the old one) and the next load parses. The one thing the
 check cannot see is a table rewritten by hand with the same row count.
@@ -17,28 +18,24 @@ check cannot see is a table rewritten by hand with the same row count.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-from pathlib import Path
-
 from collections.abc import Callable
 
 import duckdb
 import pandas as pd
 
 from .. import warehouse
+from ..fingerprint import code_sha256
 
 MEMO_TABLE = "_source_loads"
-_CODE = [*sorted((Path(__file__).parent).glob("*.py")), Path(__file__).parent.parent / "warehouse.py"]
+# The steps that load sources: their modules and every project module they import are "the parser".
+LOADERS = ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets", "workbank_dagster.sources.load_memo")
 
 
 @functools.lru_cache(maxsize=1)
 def parser_fingerprint() -> str:
-    """SHA-256 over the code that turns a file into rows (every module of `sources/`, `warehouse.py`)."""
-    digest = hashlib.sha256()
-    for path in _CODE:
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    """SHA-256 over the code that turns a file into rows (fingerprint.code_sha256 of the loaders)."""
+    return code_sha256(*LOADERS)
 
 
 def _memo(schema: str) -> str:
