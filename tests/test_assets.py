@@ -50,9 +50,22 @@ def test_source_assets_write_typed_raw_tables(small_env):
     assert types["task_id"] == "BIGINT" and types["task"] == "VARCHAR"
     events = result.asset_materializations_for_node("raw__onet_task_statements")
     assert events[0].metadata["dagster/row_count"].value == 18_796
-    # The file hash is the data version: what a changed file makes stale.
-    observed = small_env["instance"].get_latest_data_version_record(dg.AssetKey(["raw", "onet_task_statements"]))
-    assert observed is not None
+    # The file hash is the raw table's data version: what a changed file makes stale.
+    statements = small_env["sources"] / "onet" / "task_statements_29_3.tsv"
+    check_data_version_is_sha256(small_env["instance"], dg.AssetKey(["raw", "onet_task_statements"]), statements)
+    # The check can fail: the version is not another file's hash.
+    with pytest.raises(AssertionError):
+        check_data_version_is_sha256(small_env["instance"], dg.AssetKey(["raw", "onet_task_statements"]), small_env["sources"] / "onet" / "occupation_data_29_3.tsv")
+
+
+def check_data_version_is_sha256(instance, key: dg.AssetKey, path) -> None:
+    from dagster._core.definitions.data_version import extract_data_version_from_entry
+
+    from workbank_dagster.sources.validate import file_sha256
+
+    record = instance.get_latest_data_version_record(key)
+    assert record is not None, f"{key.to_user_string()}: no data version recorded"
+    assert extract_data_version_from_entry(record.event_log_entry) == dg.DataVersion(file_sha256(path)), key.to_user_string()
 
 
 def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
@@ -60,20 +73,23 @@ def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     with warehouse.connect(small_env["db"]) as con:
         before = warehouse.table_hash(con, "raw", "benchmark_prompts")
-    # Break cybench on its third line: its partition fails naming file and line; the others stay.
+    # Break cybench on its third line: its partition is rejected naming file and line, keeps its
+    # previous rows, and the step goes on (the run fails at its end, in report/benchmark_files_check).
     path = small_env["sources"] / "benchmarks" / "cybench.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     lines[2] = lines[2][: len(lines[2]) // 2] + "\n"
     path.write_text("".join(lines))
     result = _materialize(small_env, [benchmark_prompts], partition_key="cybench", raise_on_error=False)
-    assert not result.success
-    failure = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE][0]
-    errors = failure.step_failure_data.user_failure_data.metadata["errors"].value
+    assert result.success
+    materialization = result.asset_materializations_for_node("raw__benchmark_prompts")[0]
+    errors = materialization.metadata["errors"].value
     assert "cybench.jsonl:3" in errors["cybench"] and "not valid JSON" in errors["cybench"]
     with warehouse.connect(small_env["db"]) as con:
         assert warehouse.table_hash(con, "raw", "benchmark_prompts") == before
         counts = dict(con.execute("select benchmark, count(*) from raw.benchmark_prompts group by 1").fetchall())
+        recorded = con.execute("select benchmark, source_table, error from raw._benchmark_file_errors").fetchall()
     assert counts == {"cybench": 39, "finance-agent": 50, "paperbench": 23}
+    assert [(b, t) for b, t, _ in recorded] == [("cybench", "benchmark_prompts")] and "cybench.jsonl:3" in recorded[0][2]
 
 
 def test_results_partition_without_results_file_is_empty(small_env):

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from .analysis.assets import analysis_assets
-from .analysis.audit_assets import audit_files_sensor, user_audit, user_audits_job
+from .analysis.audit_assets import audit_files_sensor, user_audit, user_audit_catalog, user_audits_job
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
 from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, llm_labeling_job, weekly_refresh
 from .labeling.validation_asset import judge_validation
@@ -11,11 +11,12 @@ from .report.assets import report_assets
 from .resources import default_chat_model, default_warehouse
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
+from .sources.catalog import benchmark_catalog
 from .transform.assets import dbt_models
 from .transform.project import DbtCli, dbt_executable, dbt_project
 
 defs = dg.Definitions(
-    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, *report_assets],
+    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_catalog, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
     jobs=[all_assets_job, benchmark_refresh_job, llm_labeling_job, user_audits_job],
     sensors=[benchmark_files_sensor, audit_files_sensor],
     schedules=[weekly_refresh],

@@ -125,7 +125,15 @@ def run_audits(instance) -> bool:
     sync_dynamic_partitions(instance, "audits", audit_files())
     keys = instance.get_dynamic_partitions("audits")
     if not keys:
-        return True
+        # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
+        result = dg.execute_job(
+            dg.reconstructable(get_audits_job),
+            instance=instance,
+            tags={"workbank/trigger": "make run"},
+            run_config={"execution": {"config": {"in_process": {}}}},
+            asset_selection=[dg.AssetKey(["analysis", "user_audit_catalog"])],
+        )
+        return result.success
     result = dg.execute_job(
         dg.reconstructable(get_audits_job),
         instance=instance,

@@ -76,7 +76,37 @@ def user_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     )
 
 
-user_audits_job = dg.define_asset_job("user_audits", selection=dg.AssetSelection.assets(user_audit), description="Every audit file's partition.")
+@dg.asset(
+    key=["analysis", "user_audit_catalog"],
+    deps=[dg.AssetKey(["analysis", "user_audit"])],
+    group_name="analysis",
+    kinds={"python", "duckdb"},
+    owners=["team:analysis"],
+    pool="warehouse",
+    description="The audits of this run, one row per audit partition; the rows of every audit whose file (and so partition) is "
+    "gone are deleted from analysis.user_audit first. Unpartitioned, so it runs even when no audit is left.",
+)
+def user_audit_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    current = sorted(context.instance.get_dynamic_partitions(audits_partitions.name))
+    with warehouse_db.connect() as con:
+        deleted = 0
+        if warehouse.table_exists(con, "analysis", "user_audit"):
+            gone = f"not in ({', '.join('?' for _ in current)})" if current else "is not null"
+            deleted = con.execute(f"select count(*) from analysis.user_audit where audit {gone}", current).fetchone()[0]
+            con.execute(f"delete from analysis.user_audit where audit {gone}", current)
+            rows = dict(con.execute("select audit, count(*) from analysis.user_audit group by 1").fetchall())
+        else:
+            rows = {}
+        table = pd.DataFrame({"audit": current, "n_rows": [int(rows.get(a, 0)) for a in current]}).astype({"audit": "string", "n_rows": "Int64"})
+        warehouse.replace_table(con, "analysis", "user_audit_catalog", table)
+    if deleted:
+        context.log.info(f"user audits without a file removed: {deleted} rows")
+    return dg.MaterializeResult(metadata={**table_metadata(table), "rows_deleted": int(deleted)})
+
+
+user_audits_job = dg.define_asset_job(
+    "user_audits", selection=dg.AssetSelection.assets(user_audit, user_audit_catalog), description="Every audit file's partition, then the audit catalog."
+)
 
 
 @dg.sensor(job=user_audits_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description="Adds and refreshes an audit partition when audits/<slug>.csv appears or changes.")

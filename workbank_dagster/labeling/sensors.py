@@ -20,7 +20,7 @@ from ..sources.validate import file_sha256
 # `make run`, the sensor or the schedule.
 LLM_ASSETS = dg.AssetSelection.keys(["labeling", "llm_labels"], ["labeling", "llm_judgements"])
 # User audits have partitions of their own (`audits`), so they run in their own job (user_audits).
-AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"])
+AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"], ["analysis", "user_audit_catalog"])
 # Runs from the UI, the sensor and the schedule default to one process, like `make run`: the model
 # loads once per run and no step pays a process start-up. Run config can still pick `multiprocess`.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}

@@ -20,8 +20,9 @@ from ..sources.validate import file_sha256
 from ..transform.assets import dbt_models
 from ..transform.project import dbt_project, dbt_vars_args, point_dbt_at
 from .attribution import benchmark_sources, reference_sources
-from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, fingerprint, unchanged, write_json_atomic, write_text_atomic
-from .headline import headline_numbers
+from ..fingerprint import fingerprint
+from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
+from .headline import headline_numbers, rejected_files
 from .page import render_report
 from .figures import available_figures
 from .static_figures import write_static_figures
@@ -110,7 +111,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     outputs = [folder / "DATA_DICTIONARY.md", folder / "data_dictionary.csv"]
     # The dictionary depends on the dbt project, the tables' columns and their row counts, not on
     # their values: with those unchanged, the last `dbt docs generate` (seconds) still holds.
-    key = fingerprint(dbt_project.manifest_path, types, exports, settings.dbt_vars, _asset_descriptions(), Path(__file__).with_name("exports.py"))
+    key = fingerprint(modules=[__name__], inputs=[dbt_project.manifest_path, types, exports, settings.dbt_vars, _asset_descriptions()])
     stamp = settings.data_dir / "dbt_docs" / "dictionary.sha256"
     rebuilt = not unchanged(stamp, key, *outputs)
     if rebuilt:
@@ -182,7 +183,7 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     )
     path = folder / "index.html"
     # Drawing and rendering take seconds; with identical inputs and code the files would be identical.
-    key = fingerprint(*inputs[0].values(), *inputs[1:], *sorted(Path(__file__).parent.glob("*.py")))
+    key = fingerprint(modules=[__name__], inputs=[*inputs[0].values(), *inputs[1:]])
     stamp = folder / ".inputs.sha256"
     rebuilt = not unchanged(stamp, key, path)
     if rebuilt:
@@ -202,4 +203,24 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     )
 
 
-report_assets = [headline, table_exports, data_dictionary_asset, html_report]
+@dg.asset(
+    key=["report", "benchmark_files_check"],
+    deps=[dg.AssetKey(["report", "html_report"])],
+    kinds={"python"},
+    description="Fails the run, at its very end, when a benchmark file was rejected, naming the file, line and column: every other "
+    "benchmark has been refreshed through the marts and the report by then, and the report says which file failed and why.",
+    **COMMON,
+)
+def benchmark_files_check(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        rejected = rejected_files(con)
+    if rejected:
+        listing = "; ".join(f"{benchmark}: {error}" for benchmark, error in rejected.items())
+        raise dg.Failure(
+            description=f"{len(rejected)} benchmark file(s) rejected (their previous rows kept; every other benchmark refreshed): {listing}",
+            metadata={"rejected": dg.MetadataValue.json(rejected)},
+        )
+    return dg.MaterializeResult(metadata={"rejected": dg.MetadataValue.json({})})
+
+
+report_assets = [headline, table_exports, data_dictionary_asset, html_report, benchmark_files_check]

@@ -54,9 +54,17 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         ),
         "total_employment": round(one("select sum(employment) from marts.dim_occupation")),
         "labeler": labeler,
+        "benchmark_files_rejected": rejected_files(con),
         **validation_numbers(con, labeler),
         **analysis_numbers(con),
     }
+
+
+def rejected_files(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Benchmark → why its file was rejected in this run (its previous rows, if any, are counted)."""
+    if not table_exists(con, "staging", "stg_benchmarks__catalog"):
+        return {}
+    return dict(con.execute("select benchmark, error from staging.stg_benchmarks__catalog where error is not null order by 1").fetchall())
 
 
 def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:

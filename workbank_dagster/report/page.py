@@ -17,6 +17,7 @@ from plotly.offline import get_plotlyjs
 
 from . import figures
 from .figures import available_figures, esc
+from ..labeling.text import WORDS_PER_CHUNK
 from ..labeling.validation import FAMILY_ACCURACY_BAR
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
 
@@ -141,6 +142,17 @@ def headline_cards(h: Mapping) -> str:
     return '<div class="cards">' + "".join(cards) + "</div>"
 
 
+def rejected_files_notice(rejected: pd.DataFrame | None) -> str:
+    """Which benchmark files this run rejected and why; their previous rows, if any, are what is counted."""
+    if rejected is None or rejected.empty:
+        return ""
+    items = "".join(
+        f"<li><b>{esc(r.benchmark)}</b> ({esc(num(r.n_prompts))} prompts from its last good file counted): {esc(r.error)}</li>"
+        for r in rejected.itertuples(index=False)
+    )
+    return f'<div class="warn rejected"><b>{len(rejected)} benchmark file(s) rejected in this run</b>; every other benchmark was refreshed.<ul>{items}</ul></div>'
+
+
 def labeler_line(h: Mapping) -> str:
     fam, occ = h.get("labeler_family_accuracy"), h.get("labeler_occupation_accuracy")
     parts = [f"Labels by <b>{esc(h.get('labeler'))}</b>: {esc(num(h.get('n_labels')))} labels on "
@@ -228,7 +240,7 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
         ("Labeler", f"<code>{esc(s['active_labeler'])}</code> feeds the marts. Retrieval: the {esc(s['candidates_per_occupation'])} most similar tasks of "
                     f"each of the {esc(s['n_candidate_occupations'])} best-matching occupations plus the {esc(s['candidates_nearest'])} nearest tasks; "
                     f"the embedded judge labels tasks of its {esc(s['judge_occupations'])} best occupations with cosine ≥ {esc(s['min_label_similarity'])} "
-                    f"(model {esc(s['embedding_model'])}). Long prompts are embedded in 150-word windows; prompts not in English are left unlabeled."),
+                    f"(model {esc(s['embedding_model'])}). Long prompts are embedded in {WORDS_PER_CHUNK}-word windows; prompts not in English are left unlabeled."),
         ("Employment", f"OEWS May 2024 national, detailed rows; an OEWS code shared by several O*NET occupations is {split} "
                        f"({num(headline.get('total_employment'))} jobs in all)."),
         ("Work time", f"hours on a task = employment × {esc(s['hours_per_year'])} h × the task's time share (hours per day / {esc(s['hours_per_day'])}); "
@@ -310,7 +322,8 @@ def render_report(
              "else through the BLS SOC 2010 → 2018 crosswalk (a 2018 code fed by several 2010 codes gets their average). "
              + (f"<b>{pct(unmatched.iloc[0])}</b> of all work hours are still 'unmatched' (no score either way)." if len(unmatched)
                 else "Occupations with no score either way are 'unmatched'.") + "</p>")
-    parts.append(_section("work-time", "Where US work time goes uncovered", "Work hours = OEWS employment × 2,080 h × each task's time share.", body))
+    parts.append(_section("work-time", "Where US work time goes uncovered",
+                          f"Work hours = OEWS employment × {settings['hours_per_year']:,} h × each task's time share.", body))
 
     ratio = f["coverage_ratio"]
     lede = "Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation."
@@ -389,7 +402,7 @@ def render_report(
         f"<p>{esc(num(headline.get('n_prompts')))} prompts from {esc(headline.get('n_benchmarks'))} AI benchmarks mapped onto the "
         f"{esc(num(headline.get('n_tasks')))} O*NET tasks of {esc(num(headline.get('n_occupations')))} US occupations, weighted by the work time "
         "people spend on them, and set beside what workers want automated.</p>"
-        f"{headline_cards(headline)}{labeler_line(headline)}</div></header>"
+        f"{headline_cards(headline)}{labeler_line(headline)}{rejected_files_notice(f.get('rejected_files'))}</div></header>"
         f"<nav><div class='wrap'>{nav}</div></nav><main class='wrap'>{''.join(parts)}</main>"
         "<footer class='wrap'>Built by the workbank-dagster pipeline (Dagster asset <code>report/html_report</code>). "
         f"{esc(ONET_CREDIT)}</footer></body></html>\n"

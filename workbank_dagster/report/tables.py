@@ -95,6 +95,7 @@ ANALYSIS_TABLES = {
     "telework": "select * from analysis.uncovered_by_telework",
     "validation": "select * from labeling.judge_validation order by labeler, yardstick, subset, benchmark, level, metric",
     "judge_ratios": "select * from analysis.judge_ratios order by labeler",
+    "rejected_files": "select benchmark, n_prompts, error from staging.stg_benchmarks__catalog where error is not null order by benchmark",
 }
 
 

@@ -2,7 +2,10 @@
 
 Partitioned assets use a single-run backfill policy: a backfill of every benchmark is one run and
 one process, not 24. Each partition is written in its own transaction (delete its rows, insert the
-new ones), so a bad file fails loudly without touching any other benchmark's rows.
+new ones). A bad file is rejected on its own: its partition keeps its previous rows (if any), the
+error (file, line, column) is logged and recorded in `raw._benchmark_file_errors`, and the step
+goes on, so every other benchmark refreshes through the marts and the report; the run then fails
+at its end, naming the file (sources/catalog.py, report/benchmark_files_check).
 """
 
 
@@ -15,6 +18,7 @@ from ..resources import WarehouseResource
 from ..settings import load_settings
 from . import load_memo
 from .assets import RAW_SCHEMA, table_metadata
+from .catalog import record_file_errors
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
 from .validate import SourceFormatError, file_sha256
 
@@ -23,7 +27,7 @@ RESULTS_TABLE = "benchmark_results"
 
 
 def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
-    """Parse and write each partition; collect errors and raise once, after the good ones are in.
+    """Parse and write each partition; a rejected one keeps its rows and its error is recorded.
 
     A partition whose file hash and parser are those of its recorded load keeps its rows and is
     read back rather than parsed (`load_memo`)."""
@@ -51,13 +55,14 @@ def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
         frames.append(frame)
     if reused:
         context.log.info(f"raw.{table}: {reused} of {len(keys)} partition(s) unchanged, kept without parsing")
+    with warehouse_db.connect() as con:
+        record_file_errors(con, table, list(keys), errors)
     if errors:
-        raise dg.Failure(
-            description=f"{len(errors)} benchmark file(s) rejected; {len(written)} other partition(s) written and left intact",
-            metadata={"errors": dg.MetadataValue.json(errors), "written": dg.MetadataValue.json(written)},
+        context.log.error(
+            f"raw.{table}: {len(errors)} benchmark file(s) rejected, their previous rows kept; {len(written)} other partition(s) written"
         )
     combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return written, combined
+    return written, combined, errors
 
 
 PARTITIONED_SOURCE = {
@@ -86,11 +91,12 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
         frame["source_sha256"] = digest
         return frame
 
-    written, combined = _write_partitions(
+    written, combined, errors = _write_partitions(
         context, warehouse_db, PROMPTS_TABLE, context.partition_keys, lambda key: settings.benchmarks_dir / f"{key}.jsonl", parse
     )
     metadata = table_metadata(combined)
     metadata["prompts_by_benchmark"] = dg.MetadataValue.json(written)
+    metadata["errors"] = dg.MetadataValue.json(errors)
     if len(combined):
         metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
     if len(written) == 1 and len(combined):
@@ -116,11 +122,12 @@ def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: Warehouse
             )
         return read_benchmark_results(path, key)
 
-    written, combined = _write_partitions(
+    written, combined, errors = _write_partitions(
         context, warehouse_db, RESULTS_TABLE, context.partition_keys, lambda key: settings.results_dir / f"{key}.csv", parse
     )
     metadata = table_metadata(combined)
     metadata["rows_by_benchmark"] = dg.MetadataValue.json(written)
+    metadata["errors"] = dg.MetadataValue.json(errors)
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
     return dg.MaterializeResult(metadata=metadata)

@@ -1,0 +1,134 @@
+"""The benchmarks a run counts: one row per benchmark partition, and nothing of a benchmark that left.
+
+Two things a partitioned asset cannot do for itself:
+
+- **A removed benchmark file.** The sensor and `make run` delete its Dagster partition, so it gets
+  no run of its own, but its rows stayed in `raw.*` and `labeling.*` and every mart kept counting
+  it. `raw/benchmark_catalog` runs unpartitioned inside every run (pool `warehouse`), after the
+  partitions are written and labeled, and deletes the rows of every benchmark that no longer has a
+  partition from every table, in one transaction. Cached judgements (the judgement cache, outside
+  the warehouse) stay: they were paid for.
+- **A bad benchmark file.** Its partition is rejected on its own and keeps its previous rows (if
+  any); the error (file, line, column) is recorded in `raw._benchmark_file_errors` and lands here,
+  so the other benchmarks refresh through the marts and the report, the report says which file
+  failed and why, and `report/benchmark_files_check` fails the run at its end, naming the file.
+
+The dbt project reads the catalog (`stg_benchmarks__catalog`), so `dbt build` runs after it.
+"""
+
+
+import dagster as dg
+import duckdb
+import pandas as pd
+
+from .. import warehouse
+from ..partitions import benchmarks_partitions
+from ..resources import WarehouseResource
+from .assets import RAW_SCHEMA, table_metadata
+
+CATALOG_TABLE = "benchmark_catalog"
+ERRORS_TABLE = "_benchmark_file_errors"
+ERROR_COLUMNS = ["benchmark", "source_table", "error"]
+# Every table that holds rows per benchmark: (schema, table). `raw._source_loads` keys partitions
+# by `partition_key`, the others by `benchmark`.
+PER_BENCHMARK = (
+    ("raw", "benchmark_prompts"),
+    ("raw", "benchmark_results"),
+    ("raw", ERRORS_TABLE),
+    ("labeling", "embedded_labels"),
+    ("labeling", "embedded_judgements"),
+    ("labeling", "embedded_label_inputs"),
+    ("labeling", "llm_labels"),
+    ("labeling", "llm_judgements"),
+)
+SOURCE_LOAD_TABLES = ("benchmark_prompts", "benchmark_results")
+
+
+def record_file_errors(con: duckdb.DuckDBPyConnection, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
+    """The errors of one partitioned source's partitions `keys`: a partition that loaded clears its
+    earlier error, one that failed records its message (file, line, column)."""
+    frame = pd.DataFrame(
+        [(key, source_table, message) for key, message in sorted(errors.items())], columns=ERROR_COLUMNS
+    ).astype("string")
+    warehouse.replace_rows(con, RAW_SCHEMA, ERRORS_TABLE, frame, {"benchmark": list(keys), "source_table": source_table})
+
+
+def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
+    """Delete the rows of benchmarks not in `current` from every per-benchmark table, atomically.
+
+    Returns rows deleted per table (tables that do not exist yet are skipped)."""
+    deleted: dict[str, int] = {}
+    keep = sorted(current)
+    gone = f"NOT IN ({', '.join('?' for _ in keep)})" if keep else "IS NOT NULL"  # no partition left: every row goes
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for schema, table in PER_BENCHMARK:
+            if warehouse.table_exists(con, schema, table):
+                target = f"{warehouse.quote(schema)}.{warehouse.quote(table)}"
+                n = con.execute(f"SELECT count(*) FROM {target} WHERE benchmark {gone}", keep).fetchone()[0]
+                if n:
+                    con.execute(f"DELETE FROM {target} WHERE benchmark {gone}", keep)
+                    deleted[f"{schema}.{table}"] = int(n)
+        if warehouse.table_exists(con, RAW_SCHEMA, "_source_loads"):
+            tables = ", ".join("?" for _ in SOURCE_LOAD_TABLES)
+            params = [*SOURCE_LOAD_TABLES, *keep]
+            where = f"table_name IN ({tables}) AND partition_key {gone}"
+            n = con.execute(f"SELECT count(*) FROM raw._source_loads WHERE {where}", params).fetchone()[0]
+            if n:
+                con.execute(f"DELETE FROM raw._source_loads WHERE {where}", params)
+                deleted["raw._source_loads"] = int(n)
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+    return deleted
+
+
+def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
+    """benchmark, n_prompts, error (NULL when its files loaded), for every current partition."""
+    prompts = (
+        dict(con.execute("SELECT benchmark, count(*) FROM raw.benchmark_prompts GROUP BY 1").fetchall())
+        if warehouse.table_exists(con, "raw", "benchmark_prompts")
+        else {}
+    )
+    errors: dict[str, list[str]] = {}
+    if warehouse.table_exists(con, RAW_SCHEMA, ERRORS_TABLE):
+        for benchmark, message in con.execute(f"SELECT benchmark, error FROM raw.{ERRORS_TABLE} ORDER BY source_table, benchmark").fetchall():
+            errors.setdefault(benchmark, []).append(message)
+    rows = [(key, int(prompts.get(key, 0)), "; ".join(errors[key]) if key in errors else None) for key in sorted(current)]
+    return pd.DataFrame(rows, columns=["benchmark", "n_prompts", "error"]).astype({"benchmark": "string", "n_prompts": "Int64", "error": "string"})
+
+
+@dg.asset(
+    key=[RAW_SCHEMA, CATALOG_TABLE],
+    deps=[
+        dg.AssetKey([RAW_SCHEMA, "benchmark_prompts"]),
+        dg.AssetKey([RAW_SCHEMA, "benchmark_results"]),
+        dg.AssetKey(["labeling", "embedded_labels"]),
+        dg.AssetKey(["labeling", "embedded_judgements"]),
+    ],
+    group_name="sources",
+    kinds={"duckdb", "python"},
+    owners=["team:data-engineering"],
+    pool="warehouse",
+    description="One row per benchmark partition (prompts, and the file error if its file was rejected); the rows of every "
+    "benchmark whose partition is gone are deleted from raw.* and labeling.* first, in one transaction.",
+)
+def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
+    with warehouse_db.connect() as con:
+        deleted = prune_removed(con, current)
+        table = catalog(con, current)
+        warehouse.replace_table(con, RAW_SCHEMA, CATALOG_TABLE, table)
+    if deleted:
+        context.log.info(f"benchmarks without a partition removed: {deleted}")
+    failed = table[table["error"].notna()]
+    for row in failed.itertuples(index=False):
+        context.log.error(f"{row.benchmark}: {row.error}")
+    return dg.MaterializeResult(
+        metadata={
+            **table_metadata(table),
+            "rows_deleted": dg.MetadataValue.json(deleted),
+            "files_rejected": dg.MetadataValue.json(dict(zip(failed["benchmark"], failed["error"]))),
+        }
+    )
