@@ -159,3 +159,35 @@ def test_importance_logit_with_one_cluster_gives_nans_not_a_failed_run():
     tasks = pd.DataFrame(rows, columns=["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"])
     fit = importance_logit(tasks)
     assert fit.occupations_kept == 3 and all(np.isnan(fit.ratio)) and fit.adjusted["p"].isna().all()
+
+
+def test_importance_ratio_standard_error_by_numerical_gradient_and_by_simulation():
+    """The top / bottom quintile ratio's interval used to be checked only for bracketing the ratio.
+    Its delta-method standard error against (1) the gradient of log r taken numerically and (2) the
+    spread of log r over parameters drawn from N(params, V)."""
+    from workbank_dagster.analysis.regressions import quintile_design, quintile_ratio
+
+    rng = np.random.default_rng(4)
+    n = 400
+    base = np.zeros((n, 7))
+    base[:, 0] = rng.integers(0, 2, n)  # exposed
+    quintile = rng.integers(1, 6, n)
+    for q in range(2, 6):
+        base[:, q - 1] = quintile == q
+    base[np.arange(n), 5 + (np.arange(n) % 2)] = 1.0  # two occupation dummies
+    params = np.array([0.6, 0.2, 0.4, 0.7, 1.1, -1.5, -0.8])
+    a = rng.normal(size=(7, 7)) * 0.05
+    cov = a @ a.T + np.eye(7) * 0.01
+    ratio, low, high = quintile_ratio(base, params, cov)
+    se = (np.log(high) - np.log(low)) / (2 * Z95)
+
+    def log_ratio(theta):
+        return np.log(_sigmoid(quintile_design(base, 5) @ theta).mean()) - np.log(_sigmoid(quintile_design(base, 1) @ theta).mean())
+
+    assert np.log(ratio) == pytest.approx(log_ratio(params))
+    eps = 1e-6
+    numeric = np.array([(log_ratio(params + eps * e) - log_ratio(params - eps * e)) / (2 * eps) for e in np.eye(7)])
+    assert se == pytest.approx(np.sqrt(numeric @ cov @ numeric), rel=1e-6)
+    draws = rng.multivariate_normal(params, cov, size=4000)
+    simulated = np.std([log_ratio(theta) for theta in draws], ddof=1)
+    assert se == pytest.approx(simulated, rel=0.05)

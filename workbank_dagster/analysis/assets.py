@@ -135,8 +135,10 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
                     "bootstrap_mean": boot["bootstrap_mean"],
                     "ci_low_percentile": boot["ci_low_percentile"],
                     "ci_high_percentile": boot["ci_high_percentile"],
+                    "ci_low_bca": boot["ci_low_bca"],
+                    "ci_high_bca": boot["ci_high_bca"],
                     "replicates": boot["replicates"],
-                    "method": "percentile interval shifted by the bootstrap bias (see analysis/coverage.py)",
+                    "method": boot["method"],
                 }
             ]
         )

@@ -7,6 +7,8 @@ first, then the shared one.
 
 from __future__ import annotations
 
+from ..settings import Settings
+
 SHARED = {
     "task_id": "O*NET task ID (integer).",
     "onet_soc_code": "O*NET-SOC occupation code, e.g. 11-1011.00.",
@@ -25,7 +27,7 @@ SHARED = {
     "statistic": "Name of the statistic.",
     "n_prompts": "Distinct prompts labeled with the task (all benchmarks).",
     "covered": "n_prompts at or above the coverage threshold.",
-    "hours": "US work hours per year on the task(s): employment x 2,080 h x time share.",
+    "hours": f"US work hours per year on the task(s): employment x {Settings.hours_per_year:,} h x time share.",
     "mean_desire": "Mean worker automation desire (WORKBank, 1-5).",
     "mean_capability": "Mean expert-rated automation capacity (WORKBank, 1-5).",
     "zone": "WORKBank zone at 3.0 on desire and capability: Green Light, Red Light, R&D Opportunity, Low Priority.",
@@ -96,11 +98,13 @@ BY_TABLE = {
     },
     "work_time_uncovered_interval": {
         "share_uncovered": "Share of US work hours on uncovered tasks (the estimate).",
-        "ci_low": "Lower end of the bias-shifted bootstrap 95% interval.",
-        "ci_high": "Upper end of the bias-shifted bootstrap 95% interval.",
+        "ci_low": "Lower end of the reported 95% bootstrap spread (basic / pivotal interval; not a confidence interval, see method).",
+        "ci_high": "Upper end of the reported 95% bootstrap spread (basic / pivotal interval).",
         "bootstrap_mean": "Mean of the bootstrap replicates.",
         "ci_low_percentile": "Plain percentile interval, lower end.",
         "ci_high_percentile": "Plain percentile interval, upper end.",
+        "ci_low_bca": "BCa interval (bias-corrected and accelerated), lower end.",
+        "ci_high_bca": "BCa interval, upper end.",
         "replicates": "Bootstrap replicates (prompts resampled within benchmarks).",
         "method": "How the interval was built.",
     },

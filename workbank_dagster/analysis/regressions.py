@@ -130,6 +130,35 @@ class ImportanceLogit:
     occupations_kept: int
 
 
+def quintile_design(base: np.ndarray, q: int) -> np.ndarray:
+    """The design with every task's importance quintile set to `q` (columns 1-4 are quintiles 2-5)."""
+    design = base.copy()
+    design[:, 1:5] = 0.0
+    if q > 1:
+        design[:, q - 1] = 1.0
+    return design
+
+
+def quintile_ratio(base: np.ndarray, params: np.ndarray, cov: np.ndarray, top: int = 5, bottom: int = 1) -> tuple[float, float, float]:
+    """Adjusted P(covered) of the `top` over the `bottom` importance quintile, each the mean predicted
+    probability over the sample with every task's quintile set to it (the sample's own exposure kept),
+    and its 95% interval by the delta method on the log ratio:
+
+    se(log r) = sqrt(gᵀ V g), g = ∇ log p̄_top − ∇ log p̄_bottom, ∇ p̄_q = mean of p(1−p)·x_q.
+    """
+    def averaged(q: int):
+        design = quintile_design(base, q)
+        p_rows = _sigmoid(design @ params)
+        return p_rows.mean(), ((p_rows * (1 - p_rows))[:, None] * design).mean(axis=0)
+
+    p_top, g_top = averaged(top)
+    p_bottom, g_bottom = averaged(bottom)
+    gradient = g_top / p_top - g_bottom / p_bottom
+    se = float(np.sqrt(gradient @ cov @ gradient))
+    log_ratio = float(np.log(p_top) - np.log(p_bottom))
+    return (float(np.exp(log_ratio)), float(np.exp(log_ratio - Z95 * se)), float(np.exp(log_ratio + Z95 * se)))
+
+
 def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> ImportanceLogit:
     """`covered ~ exposed + importance quintile + occupation fixed effects` (METHOD.md §5).
 
@@ -183,19 +212,5 @@ def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> Im
             se = float(np.sqrt(gradient @ cov @ gradient))
             rows.append((q, exposed, p, p - Z95 * se, p + Z95 * se, len(data)))
     adjusted = pd.DataFrame(rows, columns=["quintile", "exposed", "p", "ci_low", "ci_high", "n_obs"])
-    # Ratio of top to bottom quintile, averaging over the sample's own exposure.
-    def averaged(q):
-        design = base.copy()
-        design[:, 1:5] = 0.0
-        if q > 1:
-            design[:, q - 1] = 1.0
-        p_rows = _sigmoid(design @ params)
-        return p_rows.mean(), ((p_rows * (1 - p_rows))[:, None] * design).mean(axis=0)
-
-    p5, g5 = averaged(5)
-    p1, g1 = averaged(1)
-    gradient = g5 / p5 - g1 / p1
-    se = float(np.sqrt(gradient @ cov @ gradient))
-    log_ratio = float(np.log(p5) - np.log(p1))
-    ratio = (float(np.exp(log_ratio)), float(np.exp(log_ratio - Z95 * se)), float(np.exp(log_ratio + Z95 * se)))
+    ratio = quintile_ratio(base, params, cov)
     return ImportanceLogit(adjusted, ratio, len(data), dropped, len(occupations))
