@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 
 import dagster as dg
@@ -41,8 +42,11 @@ def test_headline_numbers(pipeline_run):
 
 def test_analysis_tables_and_headline_keys(pipeline_run):
     h = pipeline_run["headline"]
-    for prefix in ("exposure_coverage_ratio", "importance_top_bottom_ratio", "work_time_share_uncovered"):
-        assert h[f"{prefix}_ci_low"] <= h[prefix] <= h[f"{prefix}_ci_high"], prefix
+    # The ratios' intervals are the delta method on the log ratio: symmetric around log r, and not empty.
+    for prefix in ("exposure_coverage_ratio", "importance_top_bottom_ratio"):
+        check_log_symmetric(h[prefix], h[f"{prefix}_ci_low"], h[f"{prefix}_ci_high"])
+    with pytest.raises(AssertionError):  # the check can fail: an interval shifted on the ratio scale is not one of these
+        check_log_symmetric(h["exposure_coverage_ratio"], h["exposure_coverage_ratio_ci_low"] + 0.1, h["exposure_coverage_ratio_ci_high"] + 0.1)
     assert h["importance_logit_occupations_dropped"] > 0
     assert 0 <= h["labeler_family_accuracy"] <= 1 and 0 <= h["labeler_occupation_accuracy"] <= 1
     con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
@@ -62,6 +66,33 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         assert con.execute("select count(*) from analysis.workbank_task_zones").fetchone()[0] == 846
     finally:
         con.close()
+
+
+def check_log_symmetric(estimate: float, low: float, high: float) -> None:
+    assert 0 < low < estimate < high
+    assert math.log(high) - math.log(estimate) == pytest.approx(math.log(estimate) - math.log(low), rel=1e-9)
+
+
+def check_basic_interval(row: dict) -> None:
+    """The reported work-time interval is the basic bootstrap one: 2 x estimate minus the percentile bounds."""
+    assert row["ci_low"] == pytest.approx(2 * row["share_uncovered"] - row["ci_high_percentile"], abs=1e-12)
+    assert row["ci_high"] == pytest.approx(2 * row["share_uncovered"] - row["ci_low_percentile"], abs=1e-12)
+    assert row["ci_low_percentile"] < row["ci_high_percentile"] and row["ci_low_bca"] <= row["ci_high_bca"]
+    assert "not a confidence interval" in row["method"]
+
+
+def test_work_time_interval_is_the_basic_bootstrap(pipeline_run):
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        row = con.execute("select * from analysis.work_time_uncovered_interval").df().iloc[0].to_dict()
+    finally:
+        con.close()
+    check_basic_interval(row)
+    h = pipeline_run["headline"]
+    assert (h["work_time_share_uncovered_ci_low"], h["work_time_share_uncovered_ci_high"]) == (row["ci_low"], row["ci_high"])
+    with pytest.raises(AssertionError):  # the check can fail: the old interval (percentile shifted by the bias) is not it
+        shift = row["share_uncovered"] - row["bootstrap_mean"]
+        check_basic_interval({**row, "ci_low": row["ci_low_percentile"] + shift, "ci_high": row["ci_high_percentile"] + shift})
 
 
 def test_marts_shape_and_invariants(pipeline_run):
@@ -124,8 +155,9 @@ def test_readme_tables_are_this_run_s(pipeline_run):
 
     run = readme.RunOutputs.read(pipeline_run["root"] / "data" / "outputs" / "headline.json", pipeline_run["duckdb"])
     bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
+    coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    rendered = readme.sections(run, bench)
+    rendered = readme.sections(run, bench, coverage)
     held = readme.blocks(text)
     assert set(held) == set(rendered), f"README blocks {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}

@@ -14,7 +14,8 @@ import pytest
 from browser import chromium, console_errors, missing
 from conftest import ARTIFACTS, run_pipeline, small_source_dir
 from workbank_dagster.report.attribution import benchmark_sources
-from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, fingerprint, unchanged
+from workbank_dagster.fingerprint import fingerprint
+from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, unchanged
 from workbank_dagster.report.figures import map_nodes
 from workbank_dagster.report.page import html_table
 from workbank_dagster.report.static_figures import squarify
@@ -116,10 +117,11 @@ def test_data_dictionary_takes_dbt_docs_for_models_and_asset_descriptions_for_th
 
 def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_path):
     a = pd.DataFrame({"x": [1, 2]})
-    key = fingerprint(a, {"k": 1})
-    assert key == fingerprint(pd.DataFrame({"x": [1, 2]}), {"k": 1})
-    assert key != fingerprint(pd.DataFrame({"x": [1, 3]}), {"k": 1})
-    assert key != fingerprint(a, {"k": 2})
+    step = ["workbank_dagster.report.exports"]
+    key = fingerprint(modules=step, inputs=[a, {"k": 1}])
+    assert key == fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 2]}), {"k": 1}])
+    assert key != fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 3]}), {"k": 1}])
+    assert key != fingerprint(modules=step, inputs=[a, {"k": 2}])
     stamp, out = tmp_path / "stamp", tmp_path / "out.html"
     stamp.write_text(key + "\n")
     assert not unchanged(stamp, key, out)
@@ -132,6 +134,23 @@ def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_pa
 
 def _outputs(pipeline_run) -> Path:
     return pipeline_run["root"] / "data" / "outputs"
+
+
+def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
+    """2,080 h is a setting, the family bar a constant of validation.py, the window WORDS_PER_CHUNK:
+    the page prints whatever they are, never a copy."""
+    from workbank_dagster.report import page
+    from workbank_dagster.settings import load_settings
+
+    settings = {**load_settings().describe(), "hours_per_year": 2000}
+    text = page.methodology(settings, {"n_tasks": 1, "n_occupations": 1, "n_families": 1, "total_employment": 1}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
+    assert "employment × 2000 h" in text and "2080" not in text
+    monkeypatch.setattr(page, "WORDS_PER_CHUNK", 99)
+    assert "99-word windows" in page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
+    monkeypatch.setattr(page, "FAMILY_ACCURACY_BAR", 0.5)
+    line = page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.45, "labeler_occupation_accuracy": 0.3})
+    assert "Below the 50% family-accuracy bar" in line
+    assert "Below" not in page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.55, "labeler_occupation_accuracy": 0.3})
 
 
 def test_exports_cover_every_mart_and_analysis_table(pipeline_run):

@@ -27,6 +27,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from workbank_dagster.settings import load_settings
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "scaling.md"
 PACKAGE = ROOT / "workbank_dagster"
@@ -243,15 +245,32 @@ def test_dbt_profile_matches_the_repository():
     assert doc[name]["target"] == repo[name]["target"] == "local"
     for output, fields in repo[name]["outputs"].items():
         assert doc[name]["outputs"][output] == fields
-    # "No WORKBANK_* setting chooses a target": the profile's target is a literal, nothing passes one.
-    project_py = (PACKAGE / "transform" / "project.py").read_text()
-    definitions_py = (PACKAGE / "definitions.py").read_text()
-    assert not re.search(r"--target(?![-\w])", project_py)  # --target-path (where dbt writes) is fine
-    for source, call in ((project_py, "DbtProject"), (definitions_py, "DbtCli")):
-        calls = re.findall(rf"\b{call}\(([^)]*)\)", source)
-        assert calls and not any(re.search(r"\btarget\s*=", args) for args in calls), (
-            f"{call}(...) now sets a target: update docs/scaling.md §2"
-        )
+    # "No WORKBANK_* setting chooses a target": checked on what the pipeline actually builds, not its source text.
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.transform.project import dbt_build_args, dbt_project
+
+    check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(load_settings()))
+
+
+def check_no_dbt_target(resource, project, args: list[str]) -> None:
+    """dbt runs the profile's own target: neither the resource, the project nor the build's arguments choose one."""
+    assert getattr(resource, "target", None) is None, "DbtCli(...) now sets a target: update docs/scaling.md §2"
+    assert getattr(project, "target", None) is None, "DbtProject(...) now sets a target: update docs/scaling.md §2"
+    assert "--target" not in args and "-t" not in args, f"the build passes a target: {args}"
+
+
+def test_no_dbt_target_whatever_the_settings(monkeypatch):
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.transform.project import DbtCli, dbt_build_args, dbt_executable, dbt_project
+
+    for name, value in (("WORKBANK_COVERAGE_THRESHOLD", "3"), ("WORKBANK_ACTIVE_LABELER", "llm:m:t2"), ("WORKBANK_CLUSTER_LEVEL", "minor")):
+        monkeypatch.setenv(name, value)
+        check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(load_settings()))
+    # The check can fail: a resource or arguments that choose the shared target.
+    with pytest.raises(AssertionError):
+        check_no_dbt_target(DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable(), target="shared"), dbt_project, dbt_build_args(load_settings()))
+    with pytest.raises(AssertionError):
+        check_no_dbt_target(defs.resources["dbt"], dbt_project, [*dbt_build_args(load_settings()), "--target", "shared"])
 
 
 def test_dbt_profile_outputs_validate():

@@ -55,13 +55,27 @@ def test_registry_covers_every_expected_table():
     assert {s.table for s in SOURCES} == set(EXPECTED_ROWS)
 
 
+def check_task_statement_facts(tasks: pd.DataFrame) -> None:
+    """onet/SOURCES.md: 923 codes; Task Type Core 13,417 / Supplemental 4,222 / empty 1,157."""
+    assert tasks["onet_soc_code"].nunique() == 923
+    counts = tasks["task_type"].value_counts(dropna=True).to_dict()
+    assert counts == {"Core": 13_417, "Supplemental": 4_222}, counts
+    assert int(tasks["task_type"].isna().sum()) == 1_157
+    assert str(tasks["task_id"].dtype) == "Int64"
+
+
 def test_task_statements_facts(source_dir):
     tasks = onet.read_task_statements(source_dir / onet.TASK_STATEMENTS)
-    assert tasks["onet_soc_code"].nunique() == 923
-    assert tasks["task_type"].value_counts(dropna=False).to_dict() == {"Core": 13_417, "Supplemental": 4_222, pd.NA: 1_157} or (
-        tasks["task_type"].isna().sum() == 1_157
-    )
-    assert str(tasks["task_id"].dtype) == "Int64"
+    check_task_statement_facts(tasks)
+    # The check can fail: a Core task turned Supplemental (the counts), or typed empty (the NULLs).
+    broken = tasks.copy()
+    broken.loc[broken.index[broken["task_type"] == "Core"][0], "task_type"] = "Supplemental"
+    with pytest.raises(AssertionError):
+        check_task_statement_facts(broken)
+    broken = tasks.copy()
+    broken.loc[broken.index[broken["task_type"] == "Core"][0], "task_type"] = pd.NA
+    with pytest.raises(AssertionError):
+        check_task_statement_facts(broken)
 
 
 def test_onet_titles_facts(source_dir):

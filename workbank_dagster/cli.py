@@ -48,9 +48,11 @@ def readme_command(*, check: bool) -> int:
     run = readme.RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
     bench_path = REPO_ROOT / "bench" / "results.json"
     bench = json.loads(bench_path.read_text()) if bench_path.is_file() else None
+    coverage_path = REPO_ROOT / "bench" / "interval_coverage.json"
+    coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
     path = REPO_ROOT / "README.md"
     text = path.read_text(encoding="utf-8")
-    updated = readme.rewrite(text, readme.sections(run, bench))
+    updated = readme.rewrite(text, readme.sections(run, bench, coverage))
     if check:
         stale = [name for name, body in readme.blocks(updated).items() if readme.blocks(text).get(name) != body]
         print("README.md matches the last run" if not stale else f"README.md is stale in: {', '.join(stale)}")
