@@ -128,6 +128,12 @@ prior = training_texts(
     onet.read_technology_skills(source / onet.TECHNOLOGY_SKILLS),
 )
 texts = list(tasks["task"]) + titles + list(prior["text"])
+# The user audits' free-text tasks, which analysis/user_audit matches (and so embeds) in `make run`.
+from workbank_dagster.analysis.audit import read_audit
+for path in sorted(Path({audits!r}).glob("*.csv")):
+    free = read_audit(path)
+    for task in free.loc[free["task_id"].isna(), "input_task"]:
+        texts.extend(chunk_text(task))
 for path in benchmark_files(source / "benchmarks").values():
     for prompt in read_benchmark_prompts(path)["prompt"]:
         if language_of(prompt) == "en":
@@ -144,7 +150,7 @@ print(json.dumps({{"seconds": time.perf_counter() - started, "texts": len(texts)
 
 
 def embed_floor(source: Path) -> tuple[float, int, float]:
-    script = FLOOR.format(repo=str(REPO), source=str(source))
+    script = FLOOR.format(repo=str(REPO), source=str(source), audits=str(REPO / "audits"))
     elapsed, peak, completed = timed([sys.executable, "-c", script], {**os.environ, "HF_HUB_OFFLINE": "1"})
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     return result["seconds"], result["texts"], peak
