@@ -9,7 +9,7 @@ export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: env run test ui docs bench clean browser-deps
+.PHONY: env run test lint ui docs bench clean browser-deps
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
@@ -23,8 +23,14 @@ env: $(STAMP)
 run: $(STAMP)
 	$(PY) -m workbank_dagster.cli run
 
-test: $(STAMP) browser-deps
+test: $(STAMP) browser-deps lint
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# ruff on the Python, sqlfluff on the dbt models and tests (both pinned in pyproject's test extra).
+# The macros are Jinja that writes SQL, not SQL: sqlfluff reads them to render the models.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check workbank_dagster tests bench dbt_project/sqlfluff_libs
+	cd dbt_project && ../$(VENV)/bin/sqlfluff lint models tests
 
 # The report's browser test drives Debian's Chromium through its ChromeDriver (never a downloaded browser).
 browser-deps:

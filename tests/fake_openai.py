@@ -112,7 +112,7 @@ class FakeOpenAI:
             def _handle(self, method: str):
                 body = self._body()
                 url = urllib.parse.urlsplit(self.path)
-                for route_method, pattern, endpoint in ROUTES:
+                for route_method, pattern, endpoint in ROUTES:  # noqa: B007 (the matching route's endpoint is used after the loop)
                     match = pattern.search(url.path) if route_method == method else None
                     if match:
                         break

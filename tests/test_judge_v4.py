@@ -377,7 +377,7 @@ def test_embedding_reports_progress_only_for_what_it_encodes(tmp_path):
     progress = reporter(lines.append, every_s=0.0, bar=False)
     store.embed("m", [f"text {i}" for i in range(1200)], encode, batch=500, progress=progress)
     # Batches of 500, 500, 200: a line after each but the last, then the closing line.
-    assert lines[:2] == [l for l in lines[:2] if l.startswith("embedding with m: ")] and len(lines) == 3
+    assert lines[:2] == [line for line in lines[:2] if line.startswith("embedding with m: ")] and len(lines) == 3
     assert "500 / 1,200 texts" in lines[0] and "1,000 / 1,200" in lines[1] and lines[2].endswith(": done")
     lines.clear()
     store.embed("m", [f"text {i}" for i in range(1200)], encode, progress=progress)  # all cached: nothing to report
