@@ -111,7 +111,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 from workbank_dagster.labeling.embedder import Embedder
 from workbank_dagster.labeling.prior import training_texts
-from workbank_dagster.labeling.text import chunk_text, language_of, role_phrase
+from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, role_phrase
 from workbank_dagster.labeling.titles import title_rows
 from workbank_dagster.sources import onet
 from workbank_dagster.sources.benchmarks import benchmark_files, read_benchmark_prompts
@@ -129,14 +129,14 @@ prior = training_texts(
 )
 texts = list(tasks["task"]) + titles + list(prior["text"])
 # The user audits' free-text tasks, which analysis/user_audit matches (and so embeds) in `make run`.
-from workbank_dagster.analysis.audit import read_audit
+from workbank_dagster.audits.tables import read_audit
 for path in sorted(Path({audits!r}).glob("*.csv")):
     free = read_audit(path)
     for task in free.loc[free["task_id"].isna(), "input_task"]:
         texts.extend(chunk_text(task))
 for path in benchmark_files(source / "benchmarks").values():
     for prompt in read_benchmark_prompts(path)["prompt"]:
-        if language_of(prompt) == "en":
+        if not is_mostly_cjk(prompt):
             texts.extend(chunk_text(prompt))
             role = role_phrase(prompt)
             if role:
@@ -171,7 +171,7 @@ import sys, json, warnings
 warnings.filterwarnings("ignore")
 sys.path.insert(0, {repo!r})
 import dagster as dg
-from workbank_dagster.labeling.sensors import benchmark_files_sensor
+from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.runner import dagster_home
 dagster_home()
 instance = dg.DagsterInstance.get()

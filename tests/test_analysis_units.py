@@ -9,7 +9,7 @@ import pytest
 from workbank_dagster.analysis.coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from workbank_dagster.analysis.scores import occupation_model_scores, score_differences
 from workbank_dagster.analysis.telework import match_telework, telework_split
-from workbank_dagster.analysis.workbank import agency_table, coverage_by_zone, modal_level, task_zones, unbenchmarked_green_light, zone
+from workbank_dagster.analysis.zones import agency_table, coverage_by_zone, modal_level, task_zones, unbenchmarked_green_light, zone
 
 TASKS = pd.DataFrame(
     {
@@ -124,7 +124,7 @@ def test_task_zones_and_tables():
 
 
 def test_user_audit_reading_and_table(tmp_path):
-    from workbank_dagster.analysis.audit import audit_table, read_audit
+    from workbank_dagster.audits.tables import audit_table, read_audit
     from workbank_dagster.sources.validate import SourceFormatError
 
     path = tmp_path / "acme.csv"

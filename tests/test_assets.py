@@ -7,11 +7,11 @@ import shutil
 
 import dagster as dg
 import pytest
-
 from conftest import small_source_dir
+
 from workbank_dagster import warehouse
+from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
-from workbank_dagster.labeling.sensors import benchmark_files_sensor
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
@@ -61,7 +61,7 @@ def test_source_assets_write_typed_raw_tables(small_env):
 def check_data_version_is_sha256(instance, key: dg.AssetKey, path) -> None:
     from dagster._core.definitions.data_version import extract_data_version_from_entry
 
-    from workbank_dagster.sources.validate import file_sha256
+    from workbank_dagster.common import file_sha256
 
     record = instance.get_latest_data_version_record(key)
     assert record is not None, f"{key.to_user_string()}: no data version recorded"

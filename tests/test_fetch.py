@@ -13,10 +13,11 @@ import dagster as dg
 import pytest
 
 from workbank_dagster import warehouse
+from workbank_dagster.common import file_sha256
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.fetch import UPSTREAMS, ensure_source, fetch_all
-from workbank_dagster.sources.validate import SourceFormatError, file_sha256
+from workbank_dagster.sources.validate import SourceFormatError
 
 # Where each upstream file's bytes lie in the shared folder (converted targets come from their workbook).
 LOCAL_ORIGINAL = {

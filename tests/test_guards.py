@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import run_pipeline, small_source_dir
+
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.transform.assets import UnknownActiveLabeler, check_active_labeler
 

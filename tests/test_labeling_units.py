@@ -9,7 +9,7 @@ from workbank_dagster.labeling.embedding_store import EmbeddingStore
 from workbank_dagster.labeling.judges import EmbeddedJudgeV3
 from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
 from workbank_dagster.labeling.retrieval import top_k
-from workbank_dagster.labeling.text import chunk_text, language_of, pool_chunks
+from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, pool_chunks
 
 
 def _unit(rows):
@@ -41,9 +41,9 @@ def test_chunking_keeps_whole_text_and_bounds_chunks():
 
 
 def test_language_detection():
-    assert language_of("Write a memo to the board about the Q3 budget.") == "en"
-    assert language_of("请为公司撰写一份关于第三季度预算的备忘录，并附上数据表。") == "cjk"
-    assert language_of("Summarise 第三季度 results for the board of directors today please") == "en"
+    assert not is_mostly_cjk("Write a memo to the board about the Q3 budget.")
+    assert is_mostly_cjk("请为公司撰写一份关于第三季度预算的备忘录，并附上数据表。")
+    assert not is_mostly_cjk("Summarise 第三季度 results for the board of directors today please")
 
 
 def test_pool_chunks_is_normalised_mean():

@@ -14,9 +14,9 @@ import zlib
 import dagster as dg
 import duckdb
 import pytest
-
 from conftest import small_source_dir
 from fake_openai import FakeOpenAI
+
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.assets import llm_judge_labels, occupation_prior, task_index
 from workbank_dagster.resources import ChatModelResource, WarehouseResource

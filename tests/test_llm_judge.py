@@ -6,10 +6,10 @@ import sqlite3
 
 import openai
 import pytest
-
 from fake_openai import FakeOpenAI
+
 from workbank_dagster.labeling.judgement_cache import Judgement, JudgementCache
-from workbank_dagster.labeling.llm import Failure, Item, LLMJudge, LLMSettings, parse_answer, MalformedAnswer
+from workbank_dagster.labeling.llm import Failure, Item, LLMJudge, LLMSettings, MalformedAnswer, parse_answer
 
 KEY = "sk-test-SECRET-never-logged"
 

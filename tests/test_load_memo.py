@@ -8,11 +8,10 @@ import pandas as pd
 import pytest
 
 from workbank_dagster import warehouse
+from workbank_dagster.common import file_sha256, table_metadata
 from workbank_dagster.sources import load_memo
-from workbank_dagster.sources.assets import table_metadata
 from workbank_dagster.sources.benchmarks import read_benchmark_prompts
 from workbank_dagster.sources.registry import SOURCES, SOURCES_BY_TABLE
-from workbank_dagster.sources.validate import file_sha256
 
 
 def _metadata_view(frame, source=None) -> dict:

@@ -11,9 +11,9 @@ import shutil
 
 import duckdb
 import pytest
-
 import warehouse_snapshot as snap
 from conftest import run_pipeline, small_source_dir
+
 from workbank_dagster.settings import REPO_ROOT
 
 SMALL = ("cybench", "finance-agent", "paperbench")

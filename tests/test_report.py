@@ -10,11 +10,11 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-
 from browser import chromium, console_errors, missing
 from conftest import ARTIFACTS, run_pipeline, small_source_dir
-from workbank_dagster.report.attribution import benchmark_sources
+
 from workbank_dagster.fingerprint import fingerprint
+from workbank_dagster.report.attribution import benchmark_sources
 from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, unchanged
 from workbank_dagster.report.figures import map_nodes
 from workbank_dagster.report.page import html_table

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from conftest import ARTIFACTS, small_source_dir
+
 from workbank_dagster.runner import DAGSTER_YAML
 from workbank_dagster.settings import REPO_ROOT
 

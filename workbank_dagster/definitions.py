@@ -3,9 +3,17 @@
 import dagster as dg
 
 from .analysis.assets import analysis_assets
-from .analysis.audit_assets import audit_files_sensor, user_audit, user_audit_catalog, user_audits_job
+from .audits.assets import user_audit, user_audit_catalog
+from .automation import (
+    all_assets_job,
+    audit_files_sensor,
+    benchmark_files_sensor,
+    benchmark_refresh_job,
+    llm_labeling_job,
+    user_audits_job,
+    weekly_refresh,
+)
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
-from .labeling.sensors import all_assets_job, benchmark_files_sensor, benchmark_refresh_job, llm_labeling_job, weekly_refresh
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
 from .resources import default_chat_model, default_warehouse

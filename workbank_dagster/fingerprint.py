@@ -59,7 +59,7 @@ def _imports(path: Path, module: str) -> set[str]:
     return {name for name in found if module_path(name) is not None}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def project_modules(module: str) -> tuple[Path, ...]:
     """The files of `module` and of every project module it imports, directly or not, sorted."""
     seen: dict[str, Path] = {}

@@ -84,7 +84,7 @@ def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[
 
 def sync_partitions(instance) -> tuple[list[str], list[str]]:
     """Add a partition per benchmark file and drop partitions whose file is gone."""
-    from .labeling.sensors import benchmark_fingerprints
+    from .automation import benchmark_fingerprints
     from .partitions import benchmarks_partitions
 
     current, refused = benchmark_fingerprints()
@@ -120,7 +120,7 @@ def run_audits(instance) -> bool:
     """Sync the `audits` partitions with the audits folder and materialize them all in one run."""
     import dagster as dg
 
-    from .analysis.audit_assets import audit_files
+    from .audits.assets import audit_files
 
     sync_dynamic_partitions(instance, "audits", audit_files())
     keys = instance.get_dynamic_partitions("audits")

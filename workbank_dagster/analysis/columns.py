@@ -1,13 +1,34 @@
-"""What each column of the analysis tables means (the data dictionary and the Dagster column schemas).
+"""What each analysis table and each of its columns means: the one place the analysis assets, the
+data dictionary and the Dagster column schemas read it from.
 
-The marts are documented in their dbt `.yml` files; these tables are written by Python, so their
-columns are documented here. `column_description(table, column)` looks for a table-specific entry
-first, then the shared one.
+The marts are documented in their dbt `.yml` files; these tables are written by Python, so they are
+documented here. `TABLES` names every table the analysis assets write (the report declares its
+dependencies on them by these keys, without importing the assets). `column_description(table,
+column)` looks for a table-specific entry first, then the shared one.
 """
 
 from __future__ import annotations
 
 from ..settings import Settings
+
+TABLES = {
+    "coverage_logit_coefs": "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).",
+    "coverage_logit_curve": "P(covered) over a grid of log wage bill, exposed vs not, 95% delta-method bands on the probability scale.",
+    "coverage_logit_ratio": "P(covered | exposed) / P(covered | not) at the median wage bill, interval by the delta method on the log ratio.",
+    "importance_logit": "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (METHOD.md §5).",
+    "importance_logit_ratio": "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.",
+    "coverage_sensitivity": "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.",
+    "work_time_uncovered_interval": "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.",
+    "judge_ratios": "Both regression ratios (exposure, importance) under each judge's labels, side by side (METHOD.md §4-5).",
+    "occupation_model_scores": "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).",
+    "model_score_differences": "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.",
+    "workbank_task_zones": "Per WORKBank task: mean desire and capability, zone at 3.0, modal Human Agency Scale levels, coverage.",
+    "workbank_agency_table": "Worker (rows) vs expert (columns) modal Human Agency Scale, 5x5 task counts.",
+    "coverage_by_zone": "Benchmark coverage of each WORKBank zone.",
+    "unbenchmarked_green_light": "Green Light tasks no benchmark covers, ranked by US work hours.",
+    "uncovered_by_telework": "Uncovered US work time split by Dingel-Neiman teleworkability, scores remapped from SOC 2010 to SOC 2018 "
+    "through the BLS crosswalk (exact O*NET-SOC match first; a 2018 code fed by several 2010 codes gets their average; see analysis/telework.py).",
+}
 
 SHARED = {
     "task_id": "O*NET task ID (integer).",
@@ -112,7 +133,7 @@ BY_TABLE = {
         "audit": "The audit's file name (audits/<slug>.csv).",
         "row": "Row number in the audit file.",
         "input_task": "The task as the audit gave it.",
-        "matched_by": "task_id | text (embedding match to an O*NET statement).",
+        "matched_by": "How the row's O*NET task was found: 'task_id' (the file gave the ID) or 'embedded judge' (free text matched by judge v3's rule through labeling.matching; its score in match_score).",
         "match_score": "Cosine similarity of a text match.",
         "onet_task": "The matched O*NET task statement.",
         "desire": "WORKBank mean worker desire, where rated.",

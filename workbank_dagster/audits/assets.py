@@ -1,20 +1,16 @@
-"""A user's own audit as a partitioned asset (one partition per audits/<slug>.csv), its job and sensor."""
-
-import json
+"""A user's own audit as a partitioned asset (one partition per audits/<slug>.csv), and the audit catalog."""
 
 import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..labeling.assets import embedded_judge, embeddings_service, load_task_index, retrieval_options
-from ..labeling.labels import retrieve
+from ..common import SLUG_PATTERN, file_sha256, table_metadata
+from ..labeling.matching import match_texts
 from ..partitions import audits_partitions
 from ..resources import WarehouseResource
 from ..settings import load_settings
-from ..sources.assets import table_metadata
-from ..sources.benchmarks import SLUG_PATTERN, check_slug, prompt_hash
-from ..sources.validate import file_sha256
-from .audit import audit_table, read_audit
+from ..sources.benchmarks import check_slug
+from .tables import audit_table, read_audit
 
 
 def audit_files() -> dict[str, str]:
@@ -27,17 +23,8 @@ def audit_files() -> dict[str, str]:
 def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource) -> pd.DataFrame:
     """The embedded judge's top task for each free-text row (row, task_id, match_score)."""
     free = frame[frame["task_id"].isna()]
-    if free.empty:
-        return pd.DataFrame(columns=["row", "task_id", "match_score"])
-    settings = load_settings()
-    embeddings = embeddings_service()
-    index = load_task_index(warehouse_db, embeddings)
-    prompts = pd.DataFrame(
-        {"benchmark": "audit", "prompt_id": free["row"].astype(str), "prompt": free["input_task"].astype(str), "prompt_hash": [prompt_hash(t) for t in free["input_task"]]}
-    )
-    retrieved = retrieve(prompts, index, embeddings, **retrieval_options(settings))
-    chosen = embedded_judge(settings).select(retrieved.candidates, index)
-    rows = [(int(pid), labels[0][0], labels[0][1]) for pid, labels in zip(retrieved.prompts["prompt_id"], chosen) if labels]
+    matches = match_texts(free["input_task"].astype(str).tolist(), warehouse_db, source="audit")
+    rows = [(int(row), labels[0][0], labels[0][1]) for row, labels in zip(free["row"], matches) if labels]
     return pd.DataFrame(rows, columns=["row", "task_id", "match_score"])
 
 
@@ -102,24 +89,3 @@ def user_audit_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehous
     if deleted:
         context.log.info(f"user audits without a file removed: {deleted} rows")
     return dg.MaterializeResult(metadata={**table_metadata(table), "rows_deleted": int(deleted)})
-
-
-user_audits_job = dg.define_asset_job(
-    "user_audits", selection=dg.AssetSelection.assets(user_audit, user_audit_catalog), description="Every audit file's partition, then the audit catalog."
-)
-
-
-@dg.sensor(job=user_audits_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description="Adds and refreshes an audit partition when audits/<slug>.csv appears or changes.")
-def audit_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-    previous = json.loads(context.cursor) if context.cursor else {}
-    current = audit_files()
-    existing = set(context.instance.get_dynamic_partitions(audits_partitions.name))
-    added = sorted(set(current) - existing)
-    removed = sorted(existing - set(current))
-    requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
-    dynamic = []
-    if added:
-        dynamic.append(audits_partitions.build_add_request(added))
-    if removed:
-        dynamic.append(audits_partitions.build_delete_request(removed))
-    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic, cursor=json.dumps(current, sort_keys=True))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.zones import zone
 from ..sources.validate import SourceFormatError, read_delimited, require_columns, to_float, to_int, to_text
-from .workbank import zone
 
 AUDIT_COLUMNS = ["audit", "row", "task_id", "input_task", "matched_by", "match_score", "onet_task", "onet_soc_code", "desire", "capability", "zone", "n_prompts", "covered", "unbenchmarked"]
 

@@ -9,31 +9,35 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..common import table_metadata
 from ..fingerprint import code_sha256
 from ..partitions import benchmarks_partitions
-from ..progress import reporter
 from ..resources import ChatModelResource, WarehouseResource
 from ..settings import load_settings
-from ..sources.assets import table_metadata
-from .embedder import Embedder
-from .embedding_store import EmbeddingStore
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
-from .judges import EmbeddedJudgeV3, EmbeddedJudgeV4
+from .judges import EmbeddedJudgeV4
 from .labels import (
     JUDGEMENT_COLUMNS,
     EmbeddedPrompts,
     Embeddings,
     OccupationKnowledge,
     Retrieved,
-    build_task_index,
     embed_prompts,
     judgement_rows,
     label_rows,
-    retrieve_embedded,
     retrieve_narrowed,
 )
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
+from .matching import (
+    embedded_judge,
+    embedded_judge_v4,
+    embeddings_service,
+    load_task_index,
+    match_embedded,
+    retrieval_options,
+    task_index_key,
+)
 from .prior import OccupationPrior, texts_sha256, training_texts
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
@@ -49,59 +53,6 @@ def labels_table(judge: str) -> str:
 
 def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
-
-
-def embeddings_service(context: dg.AssetExecutionContext | None = None) -> Embeddings:
-    """The embedding store and model; with a context, embedding reports its progress to the run log."""
-    settings = load_settings()
-    store = EmbeddingStore(settings.cache_dir / "embeddings.sqlite")
-    return Embeddings(
-        store=store,
-        embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size),
-        progress=reporter(context.log.info) if context is not None else None,
-    )
-
-
-_INDEX_MEMO: dict[tuple, TaskIndex] = {}
-
-
-def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
-    """What the task index is built from: the model and the content of the task and occupation tables."""
-    tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
-    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
-    return (
-        embeddings.embedder.model_name,
-        int(pd.util.hash_pandas_object(tasks, index=False).sum()),
-        int(pd.util.hash_pandas_object(occupations, index=False).sum()),
-    ), tasks, occupations
-
-
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
-    """The task index, built once per process for a given content of the task and occupation tables
-    (a run materializes several assets that search it)."""
-    key, tasks, occupations = task_index_key(warehouse_db, embeddings)
-    if key not in _INDEX_MEMO:
-        _INDEX_MEMO.clear()
-        _INDEX_MEMO[key] = build_task_index(tasks, occupations, embeddings)
-    return _INDEX_MEMO[key]
-
-
-def retrieval_options(settings) -> dict:
-    return {
-        "n_occupations": settings.n_candidate_occupations,
-        "per_occupation": settings.candidates_per_occupation,
-        "n_nearest": settings.candidates_nearest,
-    }
-
-
-def embedded_judge(settings) -> EmbeddedJudgeV3:
-    """Judge v3 (kept beside v4 and selectable): its settings are the WORKBANK_JUDGE_* ones."""
-    return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
-
-
-def embedded_judge_v4() -> EmbeddedJudgeV4:
-    """Judge v4 with the parameters tuned on the `tune` half of labels_dev (README, Labeling)."""
-    return EmbeddedJudgeV4()
 
 
 # --- judge v4's knowledge: titles, technology, the O*NET prior -------------------------------------
@@ -356,8 +307,8 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             mine = _subset(embedded, stale[v3.labeler])
-            retrieved = retrieve_embedded(mine, index, progress=embeddings.progress, **retrieval_options(settings))
-            labels, judgements = label_rows(retrieved, v3.select(retrieved.candidates, index), v3.labeler)
+            retrieved, chosen = match_embedded(mine, index, settings, progress=embeddings.progress)
+            labels, judgements = label_rows(retrieved, chosen, v3.labeler)
             write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
             write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:

@@ -14,12 +14,12 @@ from .evidence import EvidenceWeights, OccupationEvidence
 from .judges import Judgement
 from .prior import OccupationPrior
 from .retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
-from .text import chunk_text, language_of, pool_chunks, role_phrase
+from .text import chunk_text, is_mostly_cjk, pool_chunks, role_phrase
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
 # `confidence` came last (judge v4): tables written before it get the column by migration (assets.py).
 JUDGEMENT_COLUMNS = ["benchmark", "prompt_id", "labeler", "prompt_hash", "status", "reason", "n_labels", "n_chunks", "confidence"]
-NOT_ENGLISH = "language {language}: the embedding model reads English only"
+CJK_SCRIPT = "language cjk: the embedding model reads English only"
 
 
 @dataclass
@@ -74,11 +74,10 @@ class EmbeddedPrompts:
 
 def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedPrompts:
     prompts = prompts.reset_index(drop=True)
-    languages = [language_of(p) for p in prompts["prompt"]]
-    readable_mask = np.array([lang == "en" for lang in languages], dtype=bool)
+    readable_mask = np.array([not is_mostly_cjk(p) for p in prompts["prompt"]], dtype=bool)
     readable = prompts[readable_mask].reset_index(drop=True)
     unreadable = prompts[~readable_mask][["benchmark", "prompt_id", "prompt_hash"]].copy()
-    unreadable["reason"] = [NOT_ENGLISH.format(language=lang) for lang, ok in zip(languages, readable_mask) if not ok]
+    unreadable["reason"] = CJK_SCRIPT
     texts = readable["prompt"].tolist()
     vectors, chunk_counts = embeddings.prompts(texts)
     roles = [role_phrase(t) for t in texts]

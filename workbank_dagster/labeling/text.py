@@ -24,9 +24,12 @@ def cjk_share(text: str) -> float:
     return sum(1 for c in visible if _CJK.match(c)) / len(visible)
 
 
-def language_of(text: str) -> str:
-    """'en' for text the English-only model can read; 'cjk' when a fifth or more of it is CJK script."""
-    return "cjk" if cjk_share(text) >= 0.2 else "en"
+def is_mostly_cjk(text: str) -> bool:
+    """True when a fifth or more of the text's visible characters are CJK script.
+
+    The only script the pipeline detects: such a prompt is left unlabeled, because the embedding
+    model reads English only. Any other text counts as readable, whatever its language."""
+    return cjk_share(text) >= 0.2
 
 
 def chunk_text(text: str, words_per_chunk: int = WORDS_PER_CHUNK, max_chunks: int = MAX_CHUNKS) -> list[str]:

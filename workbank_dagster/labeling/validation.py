@@ -204,7 +204,7 @@ def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gol
             n = len(mine)
             if not n:
                 continue
-            share = lambda name: sum(p[name] for p in mine) / n  # noqa: E731
+            share = lambda name, mine=mine, n=n: sum(p[name] for p in mine) / n  # noqa: E731
             figures.append(_figure(subset, benchmark, "family", "top1", share("family_top1"), n))
             figures.append(_figure(subset, benchmark, "all", "abstained_share", share("abstained"), n))
             if benchmark == "gdpval":

@@ -6,9 +6,9 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..common import table_metadata
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, load_settings
-from ..sources.assets import table_metadata
 from .assets import LABELING_SCHEMA, judgements_table, labels_table
 from .validation import REFERENCE_LEVELS, dev_gold, read_reference, read_split, score_against_dev, score_against_reference, statement_groups
 

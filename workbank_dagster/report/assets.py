@@ -12,26 +12,27 @@ import dagster as dg
 import pandas as pd
 from dagster_dbt import DbtCliResource
 
-from ..analysis.assets import analysis_assets
+from ..analysis.columns import TABLES as ANALYSIS_TABLES
+from ..common import file_sha256
+from ..fingerprint import fingerprint
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from ..sources.registry import SOURCES
-from ..sources.validate import file_sha256
-from ..transform.assets import dbt_models
-from ..transform.project import dbt_project, dbt_vars_args, point_dbt_at
+from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
 from .attribution import benchmark_sources, reference_sources
-from ..fingerprint import fingerprint
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
+from .figures import available_figures
 from .headline import headline_numbers, rejected_files
 from .page import render_report
-from .figures import available_figures
 from .static_figures import write_static_figures
 from .tables import report_frames
 
 COMMON = {"group_name": "report", "owners": ["team:analysis"], "pool": "warehouse"}
 
-ANALYSIS_KEYS = sorted({key for asset in analysis_assets for key in asset.keys}, key=lambda k: k.to_user_string())
-MART_KEYS = sorted((key for key in dbt_models.keys if key.path[0] == "marts"), key=lambda k: k.to_user_string())
+# Dependencies by asset key: the analysis tables as analysis/columns.py names them, the marts as the
+# dbt manifest does (a test checks both against the definitions).
+ANALYSIS_KEYS = sorted((dg.AssetKey(["analysis", name]) for name in ANALYSIS_TABLES), key=lambda k: k.to_user_string())
+MART_KEYS = sorted(model_keys("marts"), key=lambda k: k.to_user_string())
 HEADLINE_DEPS = [
     dg.AssetKey(["labeling", "judge_validation"]),
     *[dg.AssetKey(["analysis", n]) for n in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval")],
@@ -43,11 +44,7 @@ DICTIONARY = dg.AssetKey(["report", "data_dictionary"])
 
 
 def _asset_descriptions() -> dict[str, str]:
-    out = {}
-    for asset in analysis_assets:
-        for spec in asset.specs:
-            out[".".join(spec.key.path)] = spec.description or ""
-    return out
+    return {f"analysis.{name}": description for name, description in ANALYSIS_TABLES.items()}
 
 
 @dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, kinds={"json"}, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **COMMON)

@@ -15,11 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from . import figures
-from .figures import available_figures, esc
 from ..labeling.text import WORDS_PER_CHUNK
 from ..labeling.validation import FAMILY_ACCURACY_BAR
+from . import figures
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
+from .figures import available_figures, esc
 
 CSS = """
 :root { --ink:#1f2933; --muted:#52606d; --line:#e4e1d9; --paper:#fbfaf7; --accent:#2a7f62; --warn:#c8553d; }

@@ -5,15 +5,14 @@
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
 
 from .. import warehouse
+from ..common import file_sha256, table_metadata
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from . import load_memo
 from .fetch import ensure_source
 from .registry import SOURCES, Source
-from .validate import file_sha256
 
 RAW_SCHEMA = "raw"
 
@@ -24,23 +23,6 @@ def source_path(relative: str) -> Path:
     if settings.source_dir is None:
         return ensure_source(relative, settings.download_dir)
     return settings.source_dir / relative
-
-
-def table_metadata(frame: pd.DataFrame, source: Source | None = None) -> dict:
-    metadata: dict = {
-        "dagster/row_count": dg.MetadataValue.int(len(frame)),
-        "dagster/column_schema": dg.TableSchema(columns=[dg.TableColumn(str(c), str(frame[c].dtype)) for c in frame.columns]),
-        "preview": dg.MetadataValue.md(frame.head(5).to_markdown(index=False) if len(frame) else "(empty)"),
-    }
-    if source is not None:
-        metadata["origin"] = source.origin
-        metadata["licence"] = source.licence
-        if source.keys:
-            metadata["key"] = ", ".join(source.keys)
-    for key, value in frame.attrs.items():
-        if key not in ("line_offset", "sheet") and isinstance(value, (int, float, str)):
-            metadata[key] = value
-    return metadata
 
 
 def _file_asset(source: Source) -> dg.AssetsDefinition:

@@ -13,14 +13,15 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..common import file_sha256, table_metadata
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import load_settings
 from . import load_memo
-from .assets import RAW_SCHEMA, table_metadata
-from .catalog import record_file_errors
+from .assets import RAW_SCHEMA
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
-from .validate import SourceFormatError, file_sha256
+from .catalog import record_file_errors
+from .validate import SourceFormatError
 
 PROMPTS_TABLE = "benchmark_prompts"
 RESULTS_TABLE = "benchmark_results"
@@ -42,8 +43,8 @@ def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
             digest = file_sha256(path) if path.is_file() else "missing"
             frame, parsed = load_memo.reuse_or_parse(
                 warehouse_db, RAW_SCHEMA, table, digest,
-                parse=lambda: parse(key, path, digest),
-                write=lambda con, frame: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
+                parse=lambda key=key, path=path, digest=digest: parse(key, path, digest),
+                write=lambda con, frame, key=key: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
                 partition=key,
             )
             reused += not parsed

@@ -6,13 +6,12 @@ its `prompt_hash` (SHA-256 of the text) keys the judgement cache and finds dupli
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from pathlib import Path
 
 import pandas as pd
 
+from ..common import SLUG_PATTERN, prompt_hash
 from .validate import (
     SourceFormatError,
     check_unique,
@@ -24,7 +23,6 @@ from .validate import (
     to_text,
 )
 
-SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 RESULT_COLUMNS = ["benchmark", "model", "prompt_id", "score"]
 
 
@@ -42,10 +40,6 @@ def benchmark_files(directory: Path) -> dict[str, Path]:
     for path in sorted(directory.glob("*.jsonl")):
         out[check_slug(path.stem, path)] = path
     return out
-
-
-def prompt_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def read_benchmark_prompts(path: Path) -> pd.DataFrame:

@@ -78,10 +78,8 @@ def read_oews_national(path: Path) -> pd.DataFrame:
             "o_group": to_choice(raw, "O_GROUP", path, O_GROUPS),
         }
     )
-    employment, employment_flag = parse_bls_number(raw, "TOT_EMP", path, top_code=None)
-    if employment_flag.any():  # unreachable: parse_bls_number raises on '#' without a top code
-        raise AssertionError
-    frame["tot_emp"] = employment
+    # Without a top code, parse_bls_number raises on '#', so employment is never flagged top-coded.
+    frame["tot_emp"], _ = parse_bls_number(raw, "TOT_EMP", path, top_code=None)
     for column, top in WAGE_COLUMNS.items():
         values, flags = parse_bls_number(raw, column, path, top_code=top)
         frame[column.lower()] = values

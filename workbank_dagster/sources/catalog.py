@@ -22,9 +22,10 @@ import duckdb
 import pandas as pd
 
 from .. import warehouse
+from ..common import table_metadata
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
-from .assets import RAW_SCHEMA, table_metadata
+from .assets import RAW_SCHEMA
 
 CATALOG_TABLE = "benchmark_catalog"
 ERRORS_TABLE = "_benchmark_file_errors"

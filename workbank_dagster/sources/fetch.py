@@ -24,7 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .validate import SourceFormatError, file_sha256
+from ..common import file_sha256
+from .validate import SourceFormatError
 
 GITHUB_RAW = "https://raw.githubusercontent.com"
 

@@ -9,7 +9,6 @@ Line numbers count the header as line 1 (CSV/TSV/JSONL); spreadsheet rows are re
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import re
 from collections.abc import Sequence
@@ -50,14 +49,6 @@ class SourceFormatError(ValueError):
                 shown = shown[:77] + "..."
             message += f", found {shown!r}"
         super().__init__(message)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def require_file(path: Path) -> Path:

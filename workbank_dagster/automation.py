@@ -1,9 +1,13 @@
-"""Automation: keep the `benchmarks` partitions in step with the benchmark and results folders.
+"""Jobs, the schedule and the sensors: what runs, and when.
 
-The sensor hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
-partition and, in the same result, requests a run of that partition and everything downstream; a
-changed file requests the same refresh; a removed file deletes its partition. The cursor holds the
-hashes last acted on, so nothing is requested twice.
+- `benchmark_files_sensor` keeps the `benchmarks` partitions in step with the benchmark and results
+  folders. It hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
+  partition and, in the same result, requests a run of that partition and everything downstream; a
+  changed file requests the same refresh; a removed file deletes its partition (its rows leave in
+  the run's `raw/benchmark_catalog` step). The cursor holds the hashes last acted on, so nothing is
+  requested twice.
+- `audit_files_sensor` does the same for `audits/<slug>.csv` and the `audits` partitions.
+- `weekly_refresh` rebuilds every benchmark and everything downstream, as one run.
 """
 
 
@@ -11,10 +15,10 @@ import json
 
 import dagster as dg
 
-from ..partitions import benchmarks_partitions
-from ..settings import load_settings
-from ..sources.benchmarks import SLUG_PATTERN
-from ..sources.validate import file_sha256
+from .audits.assets import audit_files
+from .common import SLUG_PATTERN, file_sha256
+from .partitions import audits_partitions, benchmarks_partitions
+from .settings import load_settings
 
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
 # `make run`, the sensor or the schedule.
@@ -104,3 +108,24 @@ def weekly_refresh(context: dg.ScheduleEvaluationContext):
         run_key=None,
         tags={"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]},
     )
+
+
+user_audits_job = dg.define_asset_job(
+    "user_audits", selection=AUDIT_ASSETS, description="Every audit file's partition, then the audit catalog."
+)
+
+
+@dg.sensor(job=user_audits_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description="Adds and refreshes an audit partition when audits/<slug>.csv appears or changes.")
+def audit_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+    previous = json.loads(context.cursor) if context.cursor else {}
+    current = audit_files()
+    existing = set(context.instance.get_dynamic_partitions(audits_partitions.name))
+    added = sorted(set(current) - existing)
+    removed = sorted(existing - set(current))
+    requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
+    dynamic = []
+    if added:
+        dynamic.append(audits_partitions.build_add_request(added))
+    if removed:
+        dynamic.append(audits_partitions.build_delete_request(removed))
+    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic, cursor=json.dumps(current, sort_keys=True))

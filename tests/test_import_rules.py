@@ -1,0 +1,105 @@
+"""The import rules between the packages of workbank_dagster (README, Layout), enforced.
+
+Each package of the project may import only what `ALLOWED` lists beside the shared foundation;
+the entry points (definitions, automation, runner, cli) may import anything and nothing imports
+them. A package never imports another package's asset modules: its dependencies on other assets are
+declared by asset key. The imports are read from the source (AST), the same way the cache
+fingerprints read them (workbank_dagster/fingerprint.py).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from workbank_dagster.fingerprint import _imports, module_path
+
+PACKAGE = "workbank_dagster"
+# Modules every package may import: no project import of their own but each other.
+FOUNDATION = {"common", "settings", "warehouse", "partitions", "progress", "fingerprint", "resources"}
+ENTRY_POINTS = {"definitions", "automation", "runner", "cli"}
+# Domain package -> the modules of other packages it may import (beyond the foundation).
+ALLOWED: dict[str, set[str]] = {
+    "sources": set(),
+    "labeling": set(),
+    "transform": set(),
+    "analysis": set(),  # never labeling: analysis reads the marts
+    "audits": {"labeling.matching", "analysis.zones", "sources.validate", "sources.benchmarks"},
+    # The report reads analysis.* and marts.* tables; of the packages' code it uses only their
+    # public catalogues and constants, never their assets.
+    "report": {"analysis.columns", "transform.project", "sources.registry", "labeling.text", "labeling.validation"},
+}
+# Known exception, kept visible: the chat-model resource takes its client and defaults from the LLM judge.
+FOUNDATION_EXCEPTIONS = {"resources": {"labeling.llm"}}
+
+
+def project_module_names() -> list[str]:
+    root = module_path(PACKAGE).parent
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.append(".".join(parts))
+    return names
+
+
+def violations(imports: dict[str, set[str]]) -> list[str]:
+    """`imports`: module -> the project modules it imports (names without the package prefix)."""
+    found = []
+    for module, targets in sorted(imports.items()):
+        top = module.split(".")[0]
+        for target in sorted(targets):
+            head = target.split(".")[0]
+            if head == top or target == "":
+                continue
+            if head in ENTRY_POINTS and top not in ENTRY_POINTS:
+                found.append(f"{module} imports the entry point {target}")
+            elif top in ENTRY_POINTS:
+                continue
+            elif top in FOUNDATION:
+                if head not in FOUNDATION and target not in FOUNDATION_EXCEPTIONS.get(top, set()):
+                    found.append(f"{module} (foundation) imports the package module {target}")
+            elif head in FOUNDATION:
+                continue
+            elif target not in ALLOWED.get(top, set()):
+                found.append(f"{module} imports {target}, which {top} may not import")
+    return found
+
+
+def package_imports() -> dict[str, set[str]]:
+    out = {}
+    for name in project_module_names():
+        path = module_path(name)
+        targets = {t.removeprefix(PACKAGE + ".") for t in _imports(path, name) if t.startswith(PACKAGE + ".")}
+        # `from .. import warehouse` also yields its package; keep modules only.
+        out[name.removeprefix(PACKAGE + ".")] = {t for t in targets if t and t != PACKAGE}
+    out.pop(PACKAGE, None)
+    return out
+
+
+def test_every_package_imports_only_what_the_layout_allows():
+    imports = package_imports()
+    assert {"analysis.assets", "audits.assets", "report.assets", "labeling.matching", "automation"} <= set(imports)
+    assert violations(imports) == []
+
+
+def test_the_rules_catch_a_forbidden_import():
+    """Each rule, broken once on purpose, is reported."""
+    assert violations({"analysis.assets": {"labeling.assets"}}) == ["analysis.assets imports labeling.assets, which analysis may not import"]
+    assert violations({"report.page": {"analysis.assets"}}) == ["report.page imports analysis.assets, which report may not import"]
+    assert violations({"audits.assets": {"labeling.retrieval"}}) == ["audits.assets imports labeling.retrieval, which audits may not import"]
+    assert violations({"labeling.assets": {"automation"}}) == ["labeling.assets imports the entry point automation"]
+    assert violations({"common": {"sources.registry"}}) == ["common (foundation) imports the package module sources.registry"]
+    assert violations({"definitions": {"analysis.assets", "report.assets"}, "audits.assets": {"labeling.matching", "common"}}) == []
+
+
+def test_dependencies_declared_by_key_match_the_definitions():
+    """The report declares its dependencies by key (analysis/columns.py's tables, the manifest's
+    marts): they are exactly the analysis assets and the dbt marts of the definitions."""
+    from workbank_dagster.analysis.assets import analysis_assets
+    from workbank_dagster.report.assets import ANALYSIS_KEYS, MART_KEYS
+    from workbank_dagster.transform.assets import dbt_models
+
+    assert set(ANALYSIS_KEYS) == {key for asset in analysis_assets for key in asset.keys}
+    assert set(MART_KEYS) == {key for key in dbt_models.keys if key.path[0] == "marts"}
+    assert all(isinstance(key, dg.AssetKey) for key in [*ANALYSIS_KEYS, *MART_KEYS])

@@ -1,0 +1,1 @@
+"""User audits: an organisation's own task list (audits/<slug>.csv) met with benchmark coverage."""

@@ -1,0 +1,57 @@
+"""Helpers every package uses: file and prompt hashes, the benchmark/audit slug rule, asset metadata.
+
+Kept here, with no project import of its own, so that sources, labeling, analysis, audits and report
+can share them without reaching into one another's modules."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Protocol
+
+import dagster as dg
+import pandas as pd
+
+# A benchmark or audit file's stem: it names a Dagster partition and a folder, so it stays plain.
+SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def prompt_hash(text: str) -> str:
+    """SHA-256 of a prompt's UTF-8 text: the key of its embeddings and judgements."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Provenance(Protocol):
+    """What `table_metadata` shows of a source (sources.registry.Source has these)."""
+
+    origin: str
+    licence: str
+    keys: tuple[str, ...]
+
+
+def table_metadata(frame: pd.DataFrame, source: Provenance | None = None) -> dict:
+    """The Dagster metadata of a written table: row count, column schema, a preview, its provenance."""
+    metadata: dict = {
+        "dagster/row_count": dg.MetadataValue.int(len(frame)),
+        "dagster/column_schema": dg.TableSchema(columns=[dg.TableColumn(str(c), str(frame[c].dtype)) for c in frame.columns]),
+        "preview": dg.MetadataValue.md(frame.head(5).to_markdown(index=False) if len(frame) else "(empty)"),
+    }
+    if source is not None:
+        metadata["origin"] = source.origin
+        metadata["licence"] = source.licence
+        if source.keys:
+            metadata["key"] = ", ".join(source.keys)
+    for key, value in frame.attrs.items():
+        if key not in ("line_offset", "sheet") and isinstance(value, (int, float, str)):
+            metadata[key] = value
+    return metadata

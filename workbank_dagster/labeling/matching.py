@@ -1,0 +1,103 @@
+"""Matching texts to O*NET tasks: the one public seam of `labeling` for other packages.
+
+`match_texts` is what a package outside labeling calls (the user audit does, for its free-text
+rows); `match_embedded` is the same rule over prompts already embedded, which judge v3's asset
+calls. Both use judge v3's rule (the best occupations' tasks above a similarity floor) over the
+task index. The embedding store, the model and the task index they need are built here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import dagster as dg
+import pandas as pd
+
+from ..common import prompt_hash
+from ..progress import reporter
+from ..resources import WarehouseResource
+from ..settings import load_settings
+from .embedder import Embedder
+from .embedding_store import EmbeddingStore
+from .judges import EmbeddedJudgeV3, EmbeddedJudgeV4
+from .labels import EmbeddedPrompts, Embeddings, Retrieved, build_task_index, embed_prompts, retrieve_embedded
+from .retrieval import TaskIndex
+
+
+def embeddings_service(context: dg.AssetExecutionContext | None = None) -> Embeddings:
+    """The embedding store and model; with a context, embedding reports its progress to the run log."""
+    settings = load_settings()
+    store = EmbeddingStore(settings.cache_dir / "embeddings.sqlite")
+    return Embeddings(
+        store=store,
+        embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size),
+        progress=reporter(context.log.info) if context is not None else None,
+    )
+
+
+_INDEX_MEMO: dict[tuple, TaskIndex] = {}
+
+
+def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
+    """What the task index is built from: the model and the content of the task and occupation tables."""
+    tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
+    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
+    return (
+        embeddings.embedder.model_name,
+        int(pd.util.hash_pandas_object(tasks, index=False).sum()),
+        int(pd.util.hash_pandas_object(occupations, index=False).sum()),
+    ), tasks, occupations
+
+
+def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
+    """The task index, built once per process for a given content of the task and occupation tables
+    (a run materializes several assets that search it)."""
+    key, tasks, occupations = task_index_key(warehouse_db, embeddings)
+    if key not in _INDEX_MEMO:
+        _INDEX_MEMO.clear()
+        _INDEX_MEMO[key] = build_task_index(tasks, occupations, embeddings)
+    return _INDEX_MEMO[key]
+
+
+def retrieval_options(settings) -> dict:
+    return {
+        "n_occupations": settings.n_candidate_occupations,
+        "per_occupation": settings.candidates_per_occupation,
+        "n_nearest": settings.candidates_nearest,
+    }
+
+
+def embedded_judge(settings) -> EmbeddedJudgeV3:
+    """Judge v3 (kept beside v4 and selectable): its settings are the WORKBANK_JUDGE_* ones."""
+    return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
+
+
+def embedded_judge_v4() -> EmbeddedJudgeV4:
+    """Judge v4 with the parameters tuned on the `tune` half of labels_dev (README, Labeling)."""
+    return EmbeddedJudgeV4()
+
+
+def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[Retrieved, list[list[tuple[int, float]]]]:
+    """Judge v3's candidates and chosen (task_id, score) pairs, best first, for prompts already embedded."""
+    retrieved = retrieve_embedded(embedded, index, progress=progress, **retrieval_options(settings))
+    return retrieved, embedded_judge(settings).select(retrieved.candidates, index)
+
+
+def match_texts(texts: Sequence[str], warehouse_db: WarehouseResource, *, source: str = "text") -> list[list[tuple[int, float]]]:
+    """The O*NET tasks each text exercises, by judge v3's rule: (task_id, score) pairs, best first.
+
+    An empty list where nothing clears the floor, or where the text is mostly CJK script (the
+    model reads English only). `source` names the texts in the embedding store's bookkeeping."""
+    if not len(texts):
+        return []
+    settings = load_settings()
+    embeddings = embeddings_service()
+    index = load_task_index(warehouse_db, embeddings)
+    prompts = pd.DataFrame(
+        {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [prompt_hash(t) for t in texts]}
+    )
+    retrieved, chosen = match_embedded(embed_prompts(prompts, embeddings), index, settings)
+    out: list[list[tuple[int, float]]] = [[] for _ in texts]
+    for prompt_id, labels in zip(retrieved.prompts["prompt_id"], chosen):
+        out[int(prompt_id)] = list(labels)
+    return out
