@@ -97,4 +97,4 @@ def pipeline_run(tmp_path_factory, source_dir, session_cache) -> dict:
     (ARTIFACTS / "e2e_run.log").write_text(completed.stdout + "\n" + completed.stderr)
     assert completed.returncode == 0, completed.stderr[-5000:]
     headline = json.loads((root / "data" / "outputs" / "headline.json").read_text())
-    return {"root": root, "env": env, "headline": headline, "duckdb": root / "data" / "warehouse.duckdb", "stdout": completed.stdout}
+    return {"root": root, "env": env, "headline": headline, "duckdb": root / "data" / "warehouse.duckdb", "stdout": completed.stdout, "stderr": completed.stderr}

@@ -8,7 +8,6 @@ import time
 import dagster as dg
 import duckdb
 import pytest
-
 from conftest import run_pipeline
 
 pytestmark = pytest.mark.e2e
@@ -173,6 +172,67 @@ def test_every_dbt_check_passed(pipeline_run, monkeypatch):
     assert len(evaluations) >= 30
     failed = [e.check_name for e in evaluations if not e.passed]
     assert failed == []
+
+
+def _dbt(pipeline_run, tmp_path, *args: str):
+    """dbt against the e2e run's warehouse, into a target folder of its own."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from workbank_dagster.settings import DBT_PROJECT_DIR
+
+    env = {**os.environ, "WORKBANK_DUCKDB_PATH": str(pipeline_run["duckdb"]), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    dbt = str(Path(sys.executable).with_name("dbt"))
+    return subprocess.run(
+        [dbt, *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(tmp_path / "target")],
+        env=env, capture_output=True, text=True, timeout=900,
+    )
+
+
+def test_dbt_unit_tests_pass_and_make_run_leaves_them_out(pipeline_run, tmp_path):
+    """The rules that carry the numbers (the three time-share imputation rules, the equal
+    employment split, the coverage threshold) pass their dbt unit tests; `make run` excluded them."""
+    import json
+
+    from workbank_dagster.settings import load_settings
+    from workbank_dagster.transform.project import dbt_unit_test_args
+
+    completed = _dbt(pipeline_run, tmp_path, *dbt_unit_test_args(load_settings()))
+    assert completed.returncode == 0, completed.stdout[-4000:]
+    results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    statuses = {r["unique_id"].rsplit(".", 1)[-1]: r["status"] for r in results}
+    names = ("time_shares_follow_the_three_imputation_rules", "an_oews_code_shared_by_occupations_splits_its_employment_equally",
+             "a_task_is_covered_from_the_threshold_on")
+    assert statuses == dict.fromkeys(names, "pass")
+    assert not any(name in pipeline_run["stdout"] + pipeline_run["stderr"] for name in names)
+
+
+def test_every_column_of_every_model_is_described(pipeline_run):
+    """Every column of every staging, intermediate and mart relation of the built warehouse has a
+    description in the dbt project (the marts' columns are also their enforced contracts)."""
+    import json
+
+    from workbank_dagster.transform.project import ensure_manifest
+
+    manifest = json.loads(ensure_manifest().read_text())
+    described = {
+        (node["config"].get("schema") or node["schema"], node["name"]): {c for c, v in node["columns"].items() if v.get("description")}
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model"
+    }
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        built = con.execute(
+            "select table_schema, table_name, list(column_name) from information_schema.columns "
+            "where table_schema in ('staging', 'intermediate', 'marts') group by 1, 2"
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(built) == len(described) >= 45
+    undescribed = {f"{schema}.{table}": sorted(set(columns) - described[(schema, table)]) for schema, table, columns in built}
+    assert {name: cols for name, cols in undescribed.items() if cols} == {}
 
 
 def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):

@@ -119,6 +119,7 @@ class Settings:
             "employment_split": self.employment_split,
             "hours_per_year": self.hours_per_year,
             "hours_per_day": self.hours_per_day,
+            "sensitivity_thresholds": list(self.sensitivity_thresholds),
         }
 
     def describe(self) -> dict:

@@ -4,6 +4,6 @@ select 1
 from (select sum(employment) as total from {{ ref('dim_occupation') }}) as split
 cross join (
     select sum(o.employment) as total
-    from {{ ref('stg_bls__oews_detailed') }} as o inner join used using (oews_code)
+    from {{ ref('int_oews_detailed') }} as o inner join used using (oews_code)
 ) as source
 where '{{ var("employment_split") }}' = 'equal' and abs(split.total - source.total) > 0.5

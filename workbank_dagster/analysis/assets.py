@@ -4,16 +4,16 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..common import table_metadata
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import load_settings
-from ..sources.assets import table_metadata
-from .columns import column_description
+from .columns import TABLES, column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
 from .telework import telework_split
-from .workbank import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
+from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
 
 SCHEMA = "analysis"
 COMMON = {"group_name": "analysis", "kinds": {"python", "duckdb"}, "owners": ["team:analysis"]}
@@ -24,7 +24,7 @@ select d.task_id, d.onet_soc_code, d.family_code, d.task, d.task_type, d.importa
 from marts.dim_task as d
 join marts.fct_task_coverage as c using (task_id)
 join marts.dim_occupation as o using (onet_soc_code)
-left join intermediate.int_task_hours as h using (task_id, onet_soc_code)
+left join marts.fct_task_hours as h using (task_id, onet_soc_code)
 order by d.task_id
 """
 
@@ -33,11 +33,11 @@ def key(*path: str) -> dg.AssetKey:
     return dg.AssetKey(list(path))
 
 
-TASK_DEPS = [key("marts", "dim_task"), key("marts", "fct_task_coverage"), key("marts", "dim_occupation"), key("intermediate", "int_task_hours")]
+TASK_DEPS = [key("marts", "dim_task"), key("marts", "fct_task_coverage"), key("marts", "dim_occupation"), key("marts", "fct_task_hours")]
 
 
-def _spec(name: str, description: str, deps) -> dg.AssetSpec:
-    return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=description, **COMMON)
+def _spec(name: str, deps) -> dg.AssetSpec:
+    return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=TABLES[name], **COMMON)
 
 
 def _write(con, tables: dict[str, pd.DataFrame]):
@@ -63,9 +63,9 @@ def _tasks(con) -> pd.DataFrame:
 
 @dg.multi_asset(
     specs=[
-        _spec("coverage_logit_coefs", "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).", TASK_DEPS),
-        _spec("coverage_logit_curve", "P(covered) over a grid of log wage bill, exposed vs not, 95% delta-method bands on the probability scale.", TASK_DEPS),
-        _spec("coverage_logit_ratio", "P(covered | exposed) / P(covered | not) at the median wage bill, interval by the delta method on the log ratio.", TASK_DEPS),
+        _spec("coverage_logit_coefs", TASK_DEPS),
+        _spec("coverage_logit_curve", TASK_DEPS),
+        _spec("coverage_logit_ratio", TASK_DEPS),
     ],
     pool="warehouse",
     name="coverage_regression",
@@ -82,8 +82,8 @@ def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: Warehou
 
 @dg.multi_asset(
     specs=[
-        _spec("importance_logit", "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (METHOD.md §5).", TASK_DEPS),
-        _spec("importance_logit_ratio", "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.", TASK_DEPS),
+        _spec("importance_logit", TASK_DEPS),
+        _spec("importance_logit_ratio", TASK_DEPS),
     ],
     pool="warehouse",
     name="importance_regression",
@@ -98,14 +98,14 @@ def importance_regression(context: dg.AssetExecutionContext, warehouse_db: Wareh
         yield from _write(con, {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio})
 
 
-LABEL_DEPS = [key("staging", "stg_labeling__prompt_task_labels"), key("staging", "stg_benchmarks__prompts"), *TASK_DEPS, key("staging", "stg_bls__soc_major_groups")]
+LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
 
 
 @dg.multi_asset(
     specs=[
-        _spec("coverage_sensitivity", "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.", LABEL_DEPS),
-        _spec("work_time_uncovered_interval", "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.", LABEL_DEPS),
-        _spec("judge_ratios", "Both regression ratios (exposure, importance) under each judge's labels, side by side (METHOD.md §4-5).", LABEL_DEPS),
+        _spec("coverage_sensitivity", LABEL_DEPS),
+        _spec("work_time_uncovered_interval", LABEL_DEPS),
+        _spec("judge_ratios", LABEL_DEPS),
     ],
     pool="warehouse",
     name="coverage_sensitivity",
@@ -114,11 +114,11 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
     settings = load_settings()
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
-        families = [r[0] for r in con.execute("select family_code from staging.stg_bls__soc_major_groups order by 1").fetchall()]
+        families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
         labels = con.execute(
-            "select benchmark, prompt_id, task_id, prompt_hash, labeler from staging.stg_labeling__prompt_task_labels order by labeler, benchmark, prompt_id, task_id"
+            "select benchmark, prompt_id, task_id, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
         ).df()
-        prompts = con.execute("select benchmark, prompt_id from staging.stg_benchmarks__prompts order by benchmark, prompt_id").df()
+        prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
         by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
         table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
         active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
@@ -171,13 +171,13 @@ def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, thres
                                        "importance_top_bottom_ratio", "importance_ci_low", "importance_ci_high"])
 
 
-SCORE_DEPS = [key("staging", "stg_benchmarks__results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]
+SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]
 
 
 @dg.multi_asset(
     specs=[
-        _spec("occupation_model_scores", "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).", SCORE_DEPS),
-        _spec("model_score_differences", "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.", SCORE_DEPS),
+        _spec("occupation_model_scores", SCORE_DEPS),
+        _spec("model_score_differences", SCORE_DEPS),
     ],
     pool="warehouse",
     name="model_scores",
@@ -185,7 +185,7 @@ SCORE_DEPS = [key("staging", "stg_benchmarks__results"), key("marts", "fct_promp
 def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     settings = load_settings()
     with warehouse_db.connect() as con:
-        results = con.execute("select benchmark, model, prompt_id, score from staging.stg_benchmarks__results").df()
+        results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results").df()
         labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task").df()
         titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df().set_index("onet_soc_code")["title"]
@@ -194,23 +194,23 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
         yield from _write(con, {"occupation_model_scores": scores, "model_score_differences": differences})
 
 
-WORKBANK_DEPS = [key("staging", "stg_workbank__worker_desires"), key("staging", "stg_workbank__expert_ratings"), *TASK_DEPS]
+WORKBANK_DEPS = [key("marts", "fct_workbank_worker_ratings"), key("marts", "fct_workbank_expert_ratings"), *TASK_DEPS]
 
 
 @dg.multi_asset(
     specs=[
-        _spec("workbank_task_zones", "Per WORKBank task: mean desire and capability, zone at 3.0, modal Human Agency Scale levels, coverage.", WORKBANK_DEPS),
-        _spec("workbank_agency_table", "Worker (rows) vs expert (columns) modal Human Agency Scale, 5x5 task counts.", WORKBANK_DEPS),
-        _spec("coverage_by_zone", "Benchmark coverage of each WORKBank zone.", WORKBANK_DEPS),
-        _spec("unbenchmarked_green_light", "Green Light tasks no benchmark covers, ranked by US work hours.", WORKBANK_DEPS),
+        _spec("workbank_task_zones", WORKBANK_DEPS),
+        _spec("workbank_agency_table", WORKBANK_DEPS),
+        _spec("coverage_by_zone", WORKBANK_DEPS),
+        _spec("unbenchmarked_green_light", WORKBANK_DEPS),
     ],
     pool="warehouse",
     name="workbank_audit",
 )
 def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     with warehouse_db.connect() as con:
-        workers = con.execute("select task_id, automation_desire, human_agency_scale from staging.stg_workbank__worker_desires").df()
-        experts = con.execute("select task_id, automation_capacity, human_agency_scale from staging.stg_workbank__expert_ratings").df()
+        workers = con.execute("select task_id, automation_desire, human_agency_scale from marts.fct_workbank_worker_ratings").df()
+        experts = con.execute("select task_id, automation_capacity, human_agency_scale from marts.fct_workbank_expert_ratings").df()
         tasks = _tasks(con)
         zones, ties = task_zones(workers, experts)
         zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
@@ -233,17 +233,16 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
 
 @dg.asset(
     key=[SCHEMA, "uncovered_by_telework"],
-    deps=[*TASK_DEPS, key("staging", "stg_onet__telework"), key("staging", "stg_bls__soc_2010_2018_crosswalk")],
+    deps=[*TASK_DEPS, key("marts", "dim_telework_soc_2010"), key("marts", "dim_soc_2010_2018_crosswalk")],
     pool="warehouse",
-    description="Uncovered US work time split by Dingel-Neiman teleworkability, scores remapped from SOC 2010 to SOC 2018 through the BLS "
-    "crosswalk (exact O*NET-SOC match first; a 2018 code fed by several 2010 codes gets their average; see analysis/telework.py).",
+    description=TABLES["uncovered_by_telework"],
     **COMMON,
 )
 def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
-        telework = con.execute("select onet_soc_code, teleworkable from staging.stg_onet__telework").df()
-        crosswalk = con.execute("select soc_2010_code, soc_2018_code from staging.stg_bls__soc_2010_2018_crosswalk").df()
+        telework = con.execute("select onet_soc_2010_code as onet_soc_code, teleworkable from marts.dim_telework_soc_2010").df()
+        crosswalk = con.execute("select soc_2010_code, soc_2018_code from marts.dim_soc_2010_2018_crosswalk").df()
         table, matching = telework_split(tasks, telework, crosswalk)
         warehouse.replace_table(con, SCHEMA, "uncovered_by_telework", table)
     averaging = matching.pop("averaging")

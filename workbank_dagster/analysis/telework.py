@@ -5,7 +5,7 @@ whose six-digit prefix (`onet_soc_code[:7]`) is a SOC 2018 code. Matching, in or
 
 1. exact: the same O*NET-SOC code in both taxonomies (e.g. 29-1141.00 Registered Nurses).
 2. crosswalk: the occupation's SOC 2018 code through the BLS SOC 2010 -> 2018 crosswalk
-   (staging.stg_bls__soc_2010_2018_crosswalk). A Dingel-Neiman O*NET-SOC 2010 code is first reduced
+   (marts.dim_soc_2010_2018_crosswalk). A Dingel-Neiman O*NET-SOC 2010 code is first reduced
    to its six-digit SOC 2010 code (several O*NET codes of one SOC code, e.g. 15-1199.01 ... .12,
    give their plain mean, so no SOC code weighs more for having more O*NET sub-codes); each SOC 2010
    code then feeds every SOC 2018 code the crosswalk maps it to.

@@ -27,21 +27,21 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "n_tasks": one("select count(*) from marts.dim_task"),
         "n_occupations": one("select count(*) from marts.dim_occupation"),
         "n_families": one("select count(*) from marts.fct_family_coverage"),
-        "n_benchmarks": one("select count(distinct benchmark) from staging.stg_benchmarks__prompts"),
-        "n_prompts": one("select count(*) from staging.stg_benchmarks__prompts"),
+        "n_benchmarks": one("select count(distinct benchmark) from marts.fct_benchmark_prompts"),
+        "n_prompts": one("select count(*) from marts.fct_benchmark_prompts"),
         "n_duplicate_prompt_texts": one(
-            "select count(*) - count(distinct prompt_hash) from staging.stg_benchmarks__prompts"
+            "select count(*) - count(distinct prompt_hash) from marts.fct_benchmark_prompts"
         ),
         "n_labels": one("select count(*) from marts.fct_prompt_task_labels"),
         "n_prompts_labeled": one("select count(distinct benchmark || chr(31) || prompt_id) from marts.fct_prompt_task_labels"),
         "n_prompts_unlabeled_language": one(
-            "select count(*) from staging.stg_labeling__prompt_judgements where labeler = ? and status = 'unlabeled'", labeler
+            "select count(*) from marts.fct_prompt_judgements where labeler = ? and status = 'unlabeled'", labeler
         ),
         "n_prompts_abstained": one(
-            "select count(*) from staging.stg_labeling__prompt_judgements where labeler = ? and status = 'abstained'", labeler
+            "select count(*) from marts.fct_prompt_judgements where labeler = ? and status = 'abstained'", labeler
         ),
         "labels_per_prompt": one(
-            "select round(count(*)::double / nullif((select count(*) from staging.stg_benchmarks__prompts), 0), 3) from marts.fct_prompt_task_labels"
+            "select round(count(*)::double / nullif((select count(*) from marts.fct_benchmark_prompts), 0), 3) from marts.fct_prompt_task_labels"
         ),
         "coverage_threshold": threshold,
         "n_tasks_covered": one("select count(*) from marts.fct_task_coverage where covered"),
@@ -62,9 +62,9 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
 
 def rejected_files(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Benchmark → why its file was rejected in this run (its previous rows, if any, are counted)."""
-    if not table_exists(con, "staging", "stg_benchmarks__catalog"):
+    if not table_exists(con, "marts", "dim_benchmark"):
         return {}
-    return dict(con.execute("select benchmark, error from staging.stg_benchmarks__catalog where error is not null order by 1").fetchall())
+    return dict(con.execute("select benchmark, error from marts.dim_benchmark where error is not null order by 1").fetchall())
 
 
 def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:

@@ -98,7 +98,7 @@ class RunOutputs:
         )
         self.status = dict(
             con.execute(
-                "select status, count(*) from staging.stg_labeling__prompt_judgements where labeler = ? group by status", [headline["labeler"]]
+                "select status, count(*) from marts.fct_prompt_judgements where labeler = ? group by status", [headline["labeler"]]
             ).fetchall()
         )
 
@@ -295,7 +295,7 @@ def judges_table(run: RunOutputs) -> str:
                 f"{num(r.importance_top_bottom_ratio, 2)} ({num(r.importance_ci_low, 2)}–{num(r.importance_ci_high, 2)})",
             ]
         )
-    return _table(["judge (threshold %d)" % run.headline["coverage_threshold"], "exposure ratio", "importance ratio"], rows)
+    return _table([f"judge (threshold {run.headline['coverage_threshold']:d})", "exposure ratio", "importance ratio"], rows)
 
 
 def regressions_text(run: RunOutputs) -> str:

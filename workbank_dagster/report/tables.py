@@ -45,33 +45,7 @@ from marts.fct_family_coverage
 order by family_code
 """
 
-BENCHMARK_INDEX_SQL = """
-with prompts as (
-    select benchmark, count(*) as n_prompts, count(distinct prompt_hash) as n_distinct_texts,
-           arg_min(prompt, prompt_id) as example_prompt, min(prompt_id) as example_prompt_id
-    from staging.stg_benchmarks__prompts
-    group by benchmark
-),
-labels as (
-    select l.benchmark, count(*) as n_labels, count(distinct l.prompt_id) as n_prompts_labeled,
-           count(distinct l.task_id) as n_tasks_touched,
-           count(distinct l.task_id) filter (where c.covered) as n_covered_tasks_touched,
-           count(distinct t.onet_soc_code) as n_occupations_touched,
-           count(distinct t.family_code) as n_families_reached
-    from marts.fct_prompt_task_labels as l
-    join marts.dim_task as t using (task_id)
-    join marts.fct_task_coverage as c using (task_id)
-    group by l.benchmark
-)
-select p.benchmark, p.n_prompts, p.n_distinct_texts, coalesce(l.n_prompts_labeled, 0) as n_prompts_labeled,
-       coalesce(l.n_labels, 0) as n_labels, coalesce(l.n_tasks_touched, 0) as n_tasks_touched,
-       coalesce(l.n_covered_tasks_touched, 0) as n_covered_tasks_touched,
-       coalesce(l.n_occupations_touched, 0) as n_occupations_touched, coalesce(l.n_families_reached, 0) as n_families_reached,
-       p.example_prompt_id, p.example_prompt
-from prompts as p
-left join labels as l using (benchmark)
-order by p.benchmark
-"""
+BENCHMARK_INDEX_SQL = "select * from marts.fct_benchmark_index order by benchmark"
 
 MODEL_SCORES_SQL = """
 select s.model, s.benchmark, s.onet_soc_code, o.title, s.n_tasks, s.n_prompts, s.share_of_occupation_tasks,
@@ -95,7 +69,7 @@ ANALYSIS_TABLES = {
     "telework": "select * from analysis.uncovered_by_telework",
     "validation": "select * from labeling.judge_validation order by labeler, yardstick, subset, benchmark, level, metric",
     "judge_ratios": "select * from analysis.judge_ratios order by labeler",
-    "rejected_files": "select benchmark, n_prompts, error from staging.stg_benchmarks__catalog where error is not null order by benchmark",
+    "rejected_files": "select benchmark, n_prompts, error from marts.dim_benchmark where error is not null order by benchmark",
 }
 
 
@@ -107,7 +81,7 @@ def _read(con: duckdb.DuckDBPyConnection, sql: str, *tables: tuple[str, str]) ->
 
 def _tables_in(sql: str) -> list[tuple[str, str]]:
     found = []
-    for schema in ("marts", "analysis", "staging", "labeling"):
+    for schema in ("marts", "analysis", "labeling"):
         for part in sql.split(f"{schema}.")[1:]:
             name = part.split()[0].rstrip(",)")
             found.append((schema, name))

@@ -109,6 +109,11 @@ def dbt_vars_args(settings: Settings) -> list[str]:
     return ["--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
 
 
+def dbt_unit_test_args(settings: Settings) -> list[str]:
+    """`dbt test` of the unit tests only (they read the column types of a built warehouse)."""
+    return ["test", *dbt_vars_args(settings), "--resource-type", "unit_test"]
+
+
 def point_dbt_at(warehouse_path: Path | str) -> None:
     """dbt runs in its own process and reads the warehouse path from this variable (profiles.yml)."""
     os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
@@ -116,14 +121,23 @@ def point_dbt_at(warehouse_path: Path | str) -> None:
 
 
 def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
-    """`dbt build` with the pipeline's settings as --vars (tested without running dbt)."""
-    args = ["build", *dbt_vars_args(settings)]
+    """`dbt build` with the pipeline's settings as --vars (tested without running dbt). The dbt unit
+    tests (fixed inputs, not the warehouse's data) are left to `make test` (dbt_unit_test_args)."""
+    args = ["build", *dbt_vars_args(settings), "--exclude-resource-type", "unit_test"]
     if select:
         args += ["--select", select]
     return args
 
 
-LAYER_GROUP = {"staging": "transform", "intermediate": "transform", "marts": "transform"}
+def model_keys(schema: str) -> list[dg.AssetKey]:
+    """The asset keys of the dbt models in one schema (`marts`), from the manifest: how other
+    packages declare their dependencies on the models without importing the dbt assets."""
+    manifest = json.loads(ensure_manifest().read_text())
+    return [
+        translator.get_asset_key(node)
+        for node in manifest["nodes"].values()
+        if node["resource_type"] == "model" and (node.get("config", {}).get("schema") or node.get("schema")) == schema
+    ]
 
 
 class WorkbankDbtTranslator(DagsterDbtTranslator):
@@ -141,7 +155,9 @@ class WorkbankDbtTranslator(DagsterDbtTranslator):
         return super().get_group_name(dbt_resource_props)
 
     def get_owners(self, dbt_resource_props: Mapping[str, Any]):
-        return ["team:analytics-engineering"]
+        """The model's `meta.owner` (dbt_project.yml gives every model one)."""
+        owner = (dbt_resource_props.get("config", {}).get("meta") or {}).get("owner") or (dbt_resource_props.get("meta") or {}).get("owner")
+        return [owner] if owner else []
 
 
 translator = WorkbankDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True))

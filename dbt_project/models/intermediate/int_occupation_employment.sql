@@ -29,16 +29,16 @@ joined as (
         o.oews_title,
         s.n_onet_sharing,
         {% if var('employment_split') == 'equal' %}
-        o.employment::double / s.n_onet_sharing as employment,
+            o.employment::double / s.n_onet_sharing as employment,
         {% else %}
-        o.employment::double as employment,
+            o.employment::double as employment,
         {% endif %}
         o.hourly_mean_wage,
         o.annual_mean_wage,
         coalesce(o.hourly_mean_wage_topcoded, false) or coalesce(o.annual_mean_wage_topcoded, false) as wage_topcoded
     from mapped as m
     left join sharing as s using (oews_code)
-    left join {{ ref('stg_bls__oews_detailed') }} as o using (oews_code)
+    left join {{ ref('int_oews_detailed') }} as o using (oews_code)
 )
 
 select

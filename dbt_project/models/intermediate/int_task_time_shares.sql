@@ -2,10 +2,19 @@
 --  (a) in an occupation with some estimates, a task without one gets the occupation's median share;
 --  (b) in an occupation with no estimate, shares are proportional to importance (equal where missing);
 --  (c) rescale so that every occupation's shares sum to 1.
-with base as (
+-- Hours per day sum to 7 within an occupation: hours / 7 is the task's share of working time.
+with estimates as (
+    select
+        task_id,
+        onet_soc_code,
+        hours_per_day / {{ var('hours_per_day') }} as time_share_estimate
+    from {{ ref('stg_timeshare__task_time_shares') }}
+),
+
+base as (
     select t.task_id, t.onet_soc_code, e.time_share_estimate, i.importance
     from {{ ref('stg_onet__task_statements') }} as t
-    left join {{ ref('stg_timeshare__task_time_shares') }} as e using (task_id, onet_soc_code)
+    left join estimates as e using (task_id, onet_soc_code)
     left join {{ ref('stg_onet__task_importance') }} as i using (task_id, onet_soc_code)
 ),
 

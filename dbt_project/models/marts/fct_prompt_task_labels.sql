@@ -1,4 +1,4 @@
 -- Labels of the active labeler only (var active_labeler); every judge's labels stay in schema labeling.
 select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
-from {{ ref('stg_labeling__prompt_task_labels') }}
+from {{ ref('int_prompt_task_labels') }}
 where labeler = '{{ var("active_labeler") }}'

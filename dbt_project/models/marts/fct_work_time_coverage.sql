@@ -17,7 +17,7 @@ select
     sum(k.hours order by k.task_id) as hours_total,
     coalesce(sum(k.hours order by k.task_id) filter (where k.n_prompts < t.threshold), 0) as hours_uncovered,
     coalesce(sum(k.hours order by k.task_id) filter (where k.n_prompts < t.threshold), 0)
-        / sum(k.hours order by k.task_id) as share_uncovered
+    / sum(k.hours order by k.task_id) as share_uncovered
 from thresholds as t
 cross join tasks as k
 group by t.threshold

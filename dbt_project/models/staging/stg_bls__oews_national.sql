@@ -1,7 +1,8 @@
--- Detailed OEWS rows only: seven codes also appear as broad rows, and counting both double-counts 6.4 M jobs.
+-- Every OEWS May 2024 national row (total, major, minor, broad and detailed), renamed and typed.
 select
     occ_code as oews_code,
     occ_title as oews_title,
+    o_group as occupation_level,
     tot_emp::bigint as employment,
     h_mean::double as hourly_mean_wage,
     h_mean_topcoded as hourly_mean_wage_topcoded,
@@ -10,4 +11,3 @@ select
     annual_only,
     hourly_only
 from {{ source('raw', 'oews_national') }}
-where o_group = 'detailed'

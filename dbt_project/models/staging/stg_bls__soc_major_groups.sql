@@ -1,4 +1,3 @@
--- The 22 civilian SOC 2018 major groups (55-0000 Military Specific has no OEWS or O*NET task data).
+-- The SOC 2018 major groups as published (23, with 55-0000 Military Specific).
 select family_code, family_title
 from {{ source('raw', 'soc_major_groups') }}
-where family_code <> '55-0000'

@@ -1,7 +1,6 @@
--- Hours per day sum to 7 within an occupation: hours / 7 is the task's share of working time.
+-- Estimated hours per day each task takes, per occupation (Estimating-Time-Spent-On-Work).
 select
     task_id::integer as task_id,
     onet_soc_code,
-    hours_per_day::double as hours_per_day,
-    hours_per_day::double / {{ var('hours_per_day') }} as time_share_estimate
+    hours_per_day::double as hours_per_day
 from {{ source('raw', 'task_time_shares') }}

@@ -1,0 +1,41 @@
+-- One row per benchmark: its prompts, the active labeler's labels on them, and what those labels reach.
+with prompts as (
+    select
+        benchmark,
+        count(*) as n_prompts,
+        count(distinct prompt_hash) as n_distinct_texts,
+        arg_min(prompt, prompt_id) as example_prompt,
+        min(prompt_id) as example_prompt_id
+    from {{ ref('stg_benchmarks__prompts') }}
+    group by benchmark
+),
+
+labels as (
+    select
+        l.benchmark,
+        count(*) as n_labels,
+        count(distinct l.prompt_id) as n_prompts_labeled,
+        count(distinct l.task_id) as n_tasks_touched,
+        count(distinct l.task_id) filter (where c.covered) as n_covered_tasks_touched,
+        count(distinct t.onet_soc_code) as n_occupations_touched,
+        count(distinct t.family_code) as n_families_reached
+    from {{ ref('fct_prompt_task_labels') }} as l
+    inner join {{ ref('dim_task') }} as t using (task_id)
+    inner join {{ ref('fct_task_coverage') }} as c using (task_id)
+    group by l.benchmark
+)
+
+select
+    p.benchmark,
+    p.n_prompts,
+    p.n_distinct_texts,
+    coalesce(l.n_prompts_labeled, 0) as n_prompts_labeled,
+    coalesce(l.n_labels, 0) as n_labels,
+    coalesce(l.n_tasks_touched, 0) as n_tasks_touched,
+    coalesce(l.n_covered_tasks_touched, 0) as n_covered_tasks_touched,
+    coalesce(l.n_occupations_touched, 0) as n_occupations_touched,
+    coalesce(l.n_families_reached, 0) as n_families_reached,
+    p.example_prompt_id,
+    p.example_prompt
+from prompts as p
+left join labels as l using (benchmark)
