@@ -19,9 +19,9 @@ from ..warehouse import quote
 EXPORTED_SCHEMAS = ("marts", "analysis")
 
 
-# User audits (analysis.user_audit) run after the main job, in partitions of their own: they stay in
+# User audits (analysis.user_audit and its catalog) run after the main job, in partitions of their own: they stay in
 # the warehouse and are not exported, so the exports of a run do not depend on what ran before it.
-NOT_EXPORTED = {("analysis", "user_audit")}
+NOT_EXPORTED = {("analysis", "user_audit"), ("analysis", "user_audit_catalog")}
 
 
 def exported_tables(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
