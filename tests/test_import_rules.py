@@ -103,3 +103,39 @@ def test_dependencies_declared_by_key_match_the_definitions():
     assert set(ANALYSIS_KEYS) == {key for asset in analysis_assets for key in asset.keys}
     assert set(MART_KEYS) == {key for key in dbt_models.keys if key.path[0] == "marts"}
     assert all(isinstance(key, dg.AssetKey) for key in [*ANALYSIS_KEYS, *MART_KEYS])
+
+
+def compute_calls_inside_connections(source: str, compute: set[str]) -> list[str]:
+    """Calls of `compute` functions made inside a `with ….connect() as con:` block."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Call) and getattr(item.context_expr.func, "attr", None) == "connect" for item in node.items
+        ):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in compute:
+                    found.append(f"line {inner.lineno}: {inner.func.id}")
+    return found
+
+
+def test_analysis_assets_read_close_compute_write():
+    """No analysis asset holds a DuckDB connection while it fits a model or bootstraps: every call of
+    the analysis package's pure functions happens after the reading connection is closed."""
+    import ast
+
+    from workbank_dagster.analysis import assets
+
+    source = module_path(assets.__name__).read_text()
+    compute = {
+        alias.name
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in {"coverage", "regressions", "scores", "telework", "zones"}
+        for alias in node.names
+    } | {"judge_ratios"}
+    assert {"coverage_logit", "bootstrap_uncovered_share", "telework_split", "task_zones"} <= compute
+    assert compute_calls_inside_connections(source, compute) == []
+    # The check sees a fit inside a connection.
+    held = "with warehouse_db.connect() as con:\n    fit = coverage_logit(_tasks(con))\n"
+    assert compute_calls_inside_connections(held, compute) == ["line 2: coverage_logit"]

@@ -40,9 +40,16 @@ def _spec(name: str, deps) -> dg.AssetSpec:
     return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=TABLES[name], **COMMON)
 
 
-def _write(con, tables: dict[str, pd.DataFrame]):
+def _write(warehouse_db: WarehouseResource, tables: dict[str, pd.DataFrame]):
+    """Write the computed tables in one short connection, then report them.
+
+    Every analysis asset reads what it needs, closes its connection, computes (model fits, the
+    bootstrap) and only then opens the warehouse again to write: no read-write connection is held
+    while it computes."""
+    with warehouse_db.connect() as con:
+        for name, frame in tables.items():
+            warehouse.replace_table(con, SCHEMA, name, frame)
     for name, frame in tables.items():
-        warehouse.replace_table(con, SCHEMA, name, frame)
         yield dg.MaterializeResult(asset_key=[SCHEMA, name], metadata=analysis_table_metadata(name, frame))
 
 
@@ -73,11 +80,12 @@ def _tasks(con) -> pd.DataFrame:
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     settings = load_settings()
     with warehouse_db.connect() as con:
-        fit = coverage_logit(_tasks(con), cluster_level=settings.cluster_level)
-        ratio = pd.DataFrame(
-            [{"statistic": "exposure_coverage_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "n_clusters": fit.n_clusters, "n_tasks_without_exposure_or_wage": fit.n_dropped_unlabeled}]
-        )
-        yield from _write(con, {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio})
+        tasks = _tasks(con)
+    fit = coverage_logit(tasks, cluster_level=settings.cluster_level)
+    ratio = pd.DataFrame(
+        [{"statistic": "exposure_coverage_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "n_clusters": fit.n_clusters, "n_tasks_without_exposure_or_wage": fit.n_dropped_unlabeled}]
+    )
+    yield from _write(warehouse_db, {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio})
 
 
 @dg.multi_asset(
@@ -91,11 +99,12 @@ def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: Warehou
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     settings = load_settings()
     with warehouse_db.connect() as con:
-        fit = importance_logit(_tasks(con), cluster_level=settings.cluster_level)
-        ratio = pd.DataFrame(
-            [{"statistic": "importance_top_bottom_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "occupations_kept": fit.occupations_kept, "occupations_dropped": fit.occupations_dropped}]
-        )
-        yield from _write(con, {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio})
+        tasks = _tasks(con)
+    fit = importance_logit(tasks, cluster_level=settings.cluster_level)
+    ratio = pd.DataFrame(
+        [{"statistic": "importance_top_bottom_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "occupations_kept": fit.occupations_kept, "occupations_dropped": fit.occupations_dropped}]
+    )
+    yield from _write(warehouse_db, {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio})
 
 
 LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
@@ -119,31 +128,31 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
             "select benchmark, prompt_id, task_id, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
         ).df()
         prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
-        by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
-        table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
-        active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
-        point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
-        boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=reporter(context.log.info))
-        interval = pd.DataFrame(
-            [
-                {
-                    "threshold": settings.coverage_threshold,
-                    "labeler": settings.active_labeler,
-                    "share_uncovered": point,
-                    "ci_low": boot["ci_low"],
-                    "ci_high": boot["ci_high"],
-                    "bootstrap_mean": boot["bootstrap_mean"],
-                    "ci_low_percentile": boot["ci_low_percentile"],
-                    "ci_high_percentile": boot["ci_high_percentile"],
-                    "ci_low_bca": boot["ci_low_bca"],
-                    "ci_high_bca": boot["ci_high_bca"],
-                    "replicates": boot["replicates"],
-                    "method": boot["method"],
-                }
-            ]
-        )
-        ratios = judge_ratios(by_labeler, tasks, settings.coverage_threshold, settings.cluster_level)
-        yield from _write(con, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios})
+    by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
+    table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
+    active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
+    point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
+    boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=reporter(context.log.info))
+    interval = pd.DataFrame(
+        [
+            {
+                "threshold": settings.coverage_threshold,
+                "labeler": settings.active_labeler,
+                "share_uncovered": point,
+                "ci_low": boot["ci_low"],
+                "ci_high": boot["ci_high"],
+                "bootstrap_mean": boot["bootstrap_mean"],
+                "ci_low_percentile": boot["ci_low_percentile"],
+                "ci_high_percentile": boot["ci_high_percentile"],
+                "ci_low_bca": boot["ci_low_bca"],
+                "ci_high_bca": boot["ci_high_bca"],
+                "replicates": boot["replicates"],
+                "method": boot["method"],
+            }
+        ]
+    )
+    ratios = judge_ratios(by_labeler, tasks, settings.coverage_threshold, settings.cluster_level)
+    yield from _write(warehouse_db, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios})
 
 
 def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
@@ -189,9 +198,9 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
         labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task").df()
         titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df().set_index("onet_soc_code")["title"]
-        scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
-        differences = score_differences(scores, titles, top=20)
-        yield from _write(con, {"occupation_model_scores": scores, "model_score_differences": differences})
+    scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
+    differences = score_differences(scores, titles, top=20)
+    yield from _write(warehouse_db, {"occupation_model_scores": scores, "model_score_differences": differences})
 
 
 WORKBANK_DEPS = [key("marts", "fct_workbank_worker_ratings"), key("marts", "fct_workbank_expert_ratings"), *TASK_DEPS]
@@ -212,23 +221,23 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
         workers = con.execute("select task_id, automation_desire, human_agency_scale from marts.fct_workbank_worker_ratings").df()
         experts = con.execute("select task_id, automation_capacity, human_agency_scale from marts.fct_workbank_expert_ratings").df()
         tasks = _tasks(con)
-        zones, ties = task_zones(workers, experts)
-        zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
-        zones["covered"] = zones["covered"].fillna(False).astype(bool)
-        zones["n_prompts"] = zones["n_prompts"].fillna(0).astype("int64")
-        columns = ["task_id", "onet_soc_code", "mean_desire", "mean_capability", "zone", "n_workers", "n_experts", "modal_has_worker", "modal_has_expert", "n_prompts", "covered"]
-        zone_table = zones[columns + ["hours", "task", "occupation_title"]]
-        green = unbenchmarked_green_light(zone_table)[["task_id", "onet_soc_code", "occupation_title", "task", "mean_desire", "mean_capability", "hours", "n_prompts"]]
-        context.log.info(f"modal Human Agency Scale ties: {ties}")
-        yield from _write(
-            con,
-            {
-                "workbank_task_zones": zone_table,
-                "workbank_agency_table": agency_table(zones),
-                "coverage_by_zone": coverage_by_zone(zone_table),
-                "unbenchmarked_green_light": green,
-            },
-        )
+    zones, ties = task_zones(workers, experts)
+    zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
+    zones["covered"] = zones["covered"].fillna(False).astype(bool)
+    zones["n_prompts"] = zones["n_prompts"].fillna(0).astype("int64")
+    columns = ["task_id", "onet_soc_code", "mean_desire", "mean_capability", "zone", "n_workers", "n_experts", "modal_has_worker", "modal_has_expert", "n_prompts", "covered"]
+    zone_table = zones[columns + ["hours", "task", "occupation_title"]]
+    green = unbenchmarked_green_light(zone_table)[["task_id", "onet_soc_code", "occupation_title", "task", "mean_desire", "mean_capability", "hours", "n_prompts"]]
+    context.log.info(f"modal Human Agency Scale ties: {ties}")
+    yield from _write(
+        warehouse_db,
+        {
+            "workbank_task_zones": zone_table,
+            "workbank_agency_table": agency_table(zones),
+            "coverage_by_zone": coverage_by_zone(zone_table),
+            "unbenchmarked_green_light": green,
+        },
+    )
 
 
 @dg.asset(
@@ -243,7 +252,8 @@ def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: Wareh
         tasks = _tasks(con)
         telework = con.execute("select onet_soc_2010_code as onet_soc_code, teleworkable from marts.dim_telework_soc_2010").df()
         crosswalk = con.execute("select soc_2010_code, soc_2018_code from marts.dim_soc_2010_2018_crosswalk").df()
-        table, matching = telework_split(tasks, telework, crosswalk)
+    table, matching = telework_split(tasks, telework, crosswalk)
+    with warehouse_db.connect() as con:
         warehouse.replace_table(con, SCHEMA, "uncovered_by_telework", table)
     averaging = matching.pop("averaging")
     unmatched = matching["hours_unmatched_share"]
