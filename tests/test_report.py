@@ -275,3 +275,22 @@ def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, 
         cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
         assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
         assert console_errors(driver) == []
+
+
+def test_exports_leave_no_file_of_a_table_no_longer_exported(tmp_path):
+    """A table that left the warehouse, or is no longer exported, loses its files: the report links
+    the run's exports (exports.json), and a stale CSV once stayed linked there."""
+    from workbank_dagster.report.exports import export_tables
+
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    for stale in ("marts.gone.csv", "marts.gone.parquet", "analysis.user_audit.csv"):
+        (folder / stale).write_text("x\n")
+    (folder / "notes.csv").write_text("kept: not an export\n")
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("create schema marts; create table marts.kept as select 1 as a")
+    con.execute("create schema analysis; create table analysis.user_audit as select 1 as a")
+    written = export_tables(con, folder)
+    con.close()
+    assert written["table"].tolist() == ["marts.kept"]
+    assert sorted(p.name for p in folder.iterdir()) == ["marts.kept.csv", "marts.kept.parquet", "notes.csv"]

@@ -166,7 +166,10 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
         numbers = json.loads(headline_path.read_text()) if headline_path.exists() else headline_numbers(con, settings)
     tables_dir = settings.output_dir / "tables"
     downloads = list(DOWNLOADS)
-    downloads += [(f"../tables/{p.name}", p.name) for p in sorted(tables_dir.glob("*.csv")) if p.name != "data_dictionary.csv"]
+    # The tables this run exported (exports.json), not whatever CSV files lie in the folder.
+    listing = tables_dir / "exports.json"
+    exported = sorted(row["csv"] for row in json.loads(listing.read_text())) if listing.exists() else []
+    downloads += [(f"../tables/{name}", name) for name in exported]
     downloads += [(f"figures/{name}.svg", f"figure: {name}.svg") for name in available_figures(frames)]
     slugs = frames["benchmarks"]["benchmark"].tolist() if len(frames["benchmarks"]) else []
     inputs = (

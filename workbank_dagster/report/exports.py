@@ -50,6 +50,12 @@ def export_tables(con: duckdb.DuckDBPyConnection, folder: Path) -> pd.DataFrame:
             tmp.replace(final)
         n_rows = con.execute(f"select count(*) from {quote(schema)}.{quote(name)}").fetchone()[0]
         written.append({"table": stem, "rows": n_rows, "parquet": f"{stem}.parquet", "csv": f"{stem}.csv"})
+    # A table that is no longer exported (dropped, or now left out) leaves no file behind.
+    current = {row[fmt] for row in written for fmt in ("parquet", "csv")}
+    for schema in EXPORTED_SCHEMAS:
+        for path in [*folder.glob(f"{schema}.*.parquet"), *folder.glob(f"{schema}.*.csv")]:
+            if path.name not in current:
+                path.unlink()
     return pd.DataFrame(written, columns=["table", "rows", "parquet", "csv"])
 
 
