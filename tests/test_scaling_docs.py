@@ -335,7 +335,7 @@ def test_pins_named_in_the_doc():
 
 DUCKDB_ONLY = {  # pattern -> the models the doc names for it
     r"::double\b": None,  # counted: "10 staging/intermediate/mart models"
-    r"'double'": {"stg_labeling__prompt_task_labels"},
+    r"'double'": {"int_prompt_task_labels"},
     r"\bmedian\(": {"int_task_time_shares"},
     r"\bany_value\(": {"fct_occupation_coverage"},
     r"\bunnest\(\[": {"fct_work_time_coverage"},
