@@ -6,6 +6,7 @@ import warnings
 import dagster as dg
 
 from workbank_dagster.labeling.assets import llm_judge_labels
+from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import default_chat_model, default_warehouse
 
 warnings.filterwarnings("ignore")
@@ -18,7 +19,7 @@ if __name__ == "__main__":
         [llm_judge_labels],
         instance=instance,
         partition_key=partition,
-        resources={"warehouse_db": default_warehouse(), "chat_model": default_chat_model()},
+        resources={"warehouse_db": default_warehouse(), "chat_model": default_chat_model(), "labeling_runtime": LabelingRuntime()},
         raise_on_error=False,
     )
     sys.exit(0 if result.success else 1)

@@ -12,6 +12,7 @@ from conftest import small_source_dir
 from workbank_dagster import warehouse
 from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
+from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
@@ -26,7 +27,7 @@ def small_env(workbank_env, tmp_path, source_dir, monkeypatch):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", list(SMALL))
     db = workbank_env / "warehouse.duckdb"
-    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db))}}
+    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime()}}
 
 
 def _materialize(env, assets, partition_key=None, raise_on_error=True, selection=None):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dagster as dg
 import numpy as np
 import pandas as pd
 
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
 from workbank_dagster.labeling.judges import EmbeddedJudgeV3
 from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
+from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.labeling.retrieval import top_k
 from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, pool_chunks
 
@@ -173,3 +175,27 @@ def test_without_urls():
     cleaned = without_urls(text)
     assert "agent" not in cleaned and "owncloud" not in cleaned and "example" not in cleaned
     assert cleaned.split() == ["Open", "and", "then", "now."]
+
+
+def test_labeling_runtime_holds_the_index_for_one_run_not_the_process():
+    """The task index lives in a Dagster resource, not a process-global memo: the steps of one run
+    share what the first built, a changed input builds anew, and the next run starts empty."""
+    built: list[str] = []
+    inputs = {"key": 1}
+
+    @dg.asset
+    def first(labeling_runtime: LabelingRuntime) -> None:
+        labeling_runtime.memoized("index", inputs["key"], lambda: built.append("first") or object())
+
+    @dg.asset(deps=[first])
+    def second(labeling_runtime: LabelingRuntime) -> None:
+        labeling_runtime.memoized("index", inputs["key"], lambda: built.append("second") or object())
+        inputs["key"] = 2  # the tables changed: the next request builds again
+        labeling_runtime.memoized("index", inputs["key"], lambda: built.append("second, changed") or object())
+
+    runtime = LabelingRuntime()
+    assert dg.materialize([first, second], resources={"labeling_runtime": runtime}).success
+    assert built == ["first", "second, changed"]
+    inputs["key"] = 1
+    assert dg.materialize([first, second], resources={"labeling_runtime": runtime}).success
+    assert built == ["first", "second, changed", "first", "second, changed"]

@@ -14,6 +14,7 @@ from .automation import (
     weekly_refresh,
 )
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
+from .labeling.matching import LabelingRuntime
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
 from .resources import default_chat_model, default_warehouse
@@ -31,6 +32,7 @@ defs = dg.Definitions(
     resources={
         "warehouse_db": default_warehouse(),
         "chat_model": default_chat_model(),
+        "labeling_runtime": LabelingRuntime(),
         "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),
     },
 )

@@ -192,17 +192,19 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
 
     Needs a warehouse from `make run` (prompts and task statements) but no API key.
     """
-    from .labeling.assets import embeddings_service, llm_candidates, llm_items, load_task_index, partition_prompts
+    from .labeling.assets import llm_candidates, llm_items, partition_prompts
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
+    from .labeling.matching import LabelingRuntime
     from .resources import default_chat_model, default_warehouse
 
     settings = load_settings()
     warehouse_db = default_warehouse()
     keys = benchmarks or warehouse_db.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts ORDER BY 1")["benchmark"].tolist()
-    embeddings = embeddings_service()
-    index = load_task_index(warehouse_db, embeddings)
-    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings)
+    runtime = LabelingRuntime()
+    embeddings = runtime.embeddings()
+    index = runtime.task_index(warehouse_db, embeddings)
+    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, runtime)
     judge = LLMJudge(default_chat_model().llm_settings(), JudgementCache(settings.judgement_cache_path))
     estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
     estimate["benchmarks"] = len(keys)

@@ -30,9 +30,9 @@ from .labels import (
 )
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
 from .matching import (
+    LabelingRuntime,
     embedded_judge,
     embedded_judge_v4,
-    embeddings_service,
     load_task_index,
     match_embedded,
     retrieval_options,
@@ -57,7 +57,6 @@ def judgements_table(judge: str) -> str:
 
 # --- judge v4's knowledge: titles, technology, the O*NET prior -------------------------------------
 PRIOR_FILE = "occupation_prior.npz"
-_KNOWLEDGE_MEMO: dict[tuple, OccupationKnowledge] = {}
 
 
 def prior_path(settings) -> Path:
@@ -90,8 +89,8 @@ def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
     return title_rows(occupations, alternate, reported)
 
 
-def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex) -> OccupationKnowledge:
-    """Titles, technology and the prior of judge v4, built once per process for given inputs."""
+def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: LabelingRuntime) -> OccupationKnowledge:
+    """Titles, technology and the prior of judge v4, built once per run (in `runtime`) for given inputs."""
     settings = load_settings()
     titles = title_frame(warehouse_db)
     technology = _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills")
@@ -104,8 +103,8 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex) -> Occupat
         int(pd.util.hash_pandas_object(technology, index=False).sum()) if technology is not None else 0,
         path.stat().st_mtime_ns,
     )
-    if key not in _KNOWLEDGE_MEMO:
-        _KNOWLEDGE_MEMO.clear()
+
+    def build() -> OccupationKnowledge:
         codes = list(index.occupation_codes)
         evidence = OccupationEvidence(
             codes, TitleIndex(titles, set(codes)), TechnologyIndex(technology, codes) if technology is not None else None
@@ -113,8 +112,9 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex) -> Occupat
         prior = OccupationPrior.load(path)
         if prior.codes != codes:
             raise ValueError(f"{path}: the prior was fitted on other occupations; materialize labeling/occupation_prior again")
-        _KNOWLEDGE_MEMO[key] = OccupationKnowledge(evidence, prior)
-    return _KNOWLEDGE_MEMO[key]
+        return OccupationKnowledge(evidence, prior)
+
+    return runtime.memoized("knowledge", key, build)
 
 
 def knowledge_key(knowledge: OccupationKnowledge) -> str:
@@ -214,10 +214,10 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
     description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
     "embedding store, outside the warehouse): the corpus that candidate retrieval searches.",
 )
-def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
     started = time.perf_counter()
-    embeddings = embeddings_service(context)
-    index = load_task_index(warehouse_db, embeddings)
+    embeddings = labeling_runtime.embeddings(context)
+    index = load_task_index(warehouse_db, embeddings, labeling_runtime)
     return dg.MaterializeResult(
         metadata={
             "n_tasks": len(index.task_ids),
@@ -246,16 +246,16 @@ def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the SHA-256 of the training texts.",
 )
-def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
     settings = load_settings()
     started = time.perf_counter()
     texts = prior_training_texts(warehouse_db)
     digest = texts_sha256(texts)
     path = prior_path(settings)
-    embeddings = embeddings_service(context)
+    embeddings = labeling_runtime.embeddings(context)
     refitted = False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
-        index = load_task_index(warehouse_db, embeddings)
+        index = load_task_index(warehouse_db, embeddings, labeling_runtime)
         vectors = embeddings.texts(texts["text"].tolist())
         fit_started = time.perf_counter()
         OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest).save(path)
@@ -283,11 +283,11 @@ def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     pool="warehouse",
     name="embedded_judge_labels",
 )
-def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
+def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime):
     """Judges v4 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
     settings = load_settings()
     started = time.perf_counter()
-    embeddings = embeddings_service(context)
+    embeddings = labeling_runtime.embeddings(context)
     v3, v4 = embedded_judge(settings), embedded_judge_v4()
     keys = list(context.partition_keys)
     prompts = partition_prompts(warehouse_db, keys)
@@ -303,7 +303,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
     stale = {labeler: [k for k in keys if stored[labeler].get(k) != inputs[labeler][k]] for labeler in inputs}
     relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
     if relabel:
-        index = load_task_index(warehouse_db, embeddings)
+        index = load_task_index(warehouse_db, embeddings, labeling_runtime)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             mine = _subset(embedded, stale[v3.labeler])
@@ -313,7 +313,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
             write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:
             mine = _subset(embedded, stale[v4.labeler])
-            knowledge = load_knowledge(warehouse_db, index)
+            knowledge = load_knowledge(warehouse_db, index, labeling_runtime)
             retrieved = retrieve_v4(mine, index, knowledge, v4, settings, progress=embeddings.progress)
             decided = v4.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
             labels, judgements = judgement_rows(retrieved, decided, v4.labeler)
@@ -423,10 +423,12 @@ class LLMLabelsConfig(dg.Config):
     batch_max_wait_seconds: float = 600.0
 
 
-def llm_candidates(warehouse_db: WarehouseResource, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings) -> Retrieved:
+def llm_candidates(
+    warehouse_db: WarehouseResource, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime
+) -> Retrieved:
     """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index), embedded_judge_v4(), settings)
+    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime), embedded_judge_v4(), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
@@ -471,14 +473,16 @@ def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int,
     pool="warehouse",
     name="llm_judge_labels",
 )
-def llm_judge_labels(context: dg.AssetExecutionContext, config: LLMLabelsConfig, warehouse_db: WarehouseResource, chat_model: ChatModelResource):
+def llm_judge_labels(
+    context: dg.AssetExecutionContext, config: LLMLabelsConfig, warehouse_db: WarehouseResource, chat_model: ChatModelResource, labeling_runtime: LabelingRuntime
+):
     """Labels by a chat model over the shared candidates. Every judgement is cached as it arrives; a run
     that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
     settings = load_settings()
-    embeddings = embeddings_service(context)
-    index = load_task_index(warehouse_db, embeddings)
+    embeddings = labeling_runtime.embeddings(context)
+    index = load_task_index(warehouse_db, embeddings, labeling_runtime)
     keys = list(context.partition_keys)
-    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings)
+    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, labeling_runtime)
     items = llm_items(retrieved, index)
     judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), log=context.log.warning)
     if config.mode == "batch":

@@ -3,15 +3,22 @@
 `match_texts` is what a package outside labeling calls (the user audit does, for its free-text
 rows); `match_embedded` is the same rule over prompts already embedded, which judge v3's asset
 calls. Both use judge v3's rule (the best occupations' tasks above a similarity floor) over the
-task index. The embedding store, the model and the task index they need are built here too.
+task index.
+
+`LabelingRuntime` is the Dagster resource that holds what they need for the length of a run: the
+embedding store and model, and the task index (and judge v4's knowledge) built from the
+warehouse's tables, once per content of those tables. No process-global state: a run gets its
+own, and a test or the CLI makes one with `LabelingRuntime()`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import dagster as dg
 import pandas as pd
+from pydantic import PrivateAttr
 
 from ..common import prompt_hash
 from ..progress import reporter
@@ -35,9 +42,6 @@ def embeddings_service(context: dg.AssetExecutionContext | None = None) -> Embed
     )
 
 
-_INDEX_MEMO: dict[tuple, TaskIndex] = {}
-
-
 def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
     """What the task index is built from: the model and the content of the task and occupation tables."""
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
@@ -49,14 +53,33 @@ def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> t
     ), tasks, occupations
 
 
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
-    """The task index, built once per process for a given content of the task and occupation tables
-    (a run materializes several assets that search it)."""
-    key, tasks, occupations = task_index_key(warehouse_db, embeddings)
-    if key not in _INDEX_MEMO:
-        _INDEX_MEMO.clear()
-        _INDEX_MEMO[key] = build_task_index(tasks, occupations, embeddings)
-    return _INDEX_MEMO[key]
+class LabelingRuntime(dg.ConfigurableResource):
+    """The embedder and the task index of a run (resource key `labeling_runtime`).
+
+    Several assets of one run search the same task index (the judges, the prior, the user audit):
+    it is built once, when first asked for, and held here for the next step, keyed by the content
+    of the tables it is built from, so a changed table gives a new index."""
+
+    _memo: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
+
+    def embeddings(self, context: dg.AssetExecutionContext | None = None) -> Embeddings:
+        return embeddings_service(context)
+
+    def memoized(self, name: str, key, build):
+        """`build()`, or what it returned last time for the same `key` (one entry per `name`)."""
+        held = self._memo.get(name)
+        if held is None or held[0] != key:
+            self._memo[name] = (key, build())
+        return self._memo[name][1]
+
+    def task_index(self, warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
+        key, tasks, occupations = task_index_key(warehouse_db, embeddings)
+        return self.memoized("task_index", key, lambda: build_task_index(tasks, occupations, embeddings))
+
+
+def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings, runtime: LabelingRuntime) -> TaskIndex:
+    """The task index, from the run's runtime (built there once per content of the task tables)."""
+    return runtime.task_index(warehouse_db, embeddings)
 
 
 def retrieval_options(settings) -> dict:
@@ -83,7 +106,9 @@ def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progre
     return retrieved, embedded_judge(settings).select(retrieved.candidates, index)
 
 
-def match_texts(texts: Sequence[str], warehouse_db: WarehouseResource, *, source: str = "text") -> list[list[tuple[int, float]]]:
+def match_texts(
+    texts: Sequence[str], warehouse_db: WarehouseResource, runtime: LabelingRuntime, *, source: str = "text"
+) -> list[list[tuple[int, float]]]:
     """The O*NET tasks each text exercises, by judge v3's rule: (task_id, score) pairs, best first.
 
     An empty list where nothing clears the floor, or where the text is mostly CJK script (the
@@ -91,8 +116,8 @@ def match_texts(texts: Sequence[str], warehouse_db: WarehouseResource, *, source
     if not len(texts):
         return []
     settings = load_settings()
-    embeddings = embeddings_service()
-    index = load_task_index(warehouse_db, embeddings)
+    embeddings = runtime.embeddings()
+    index = runtime.task_index(warehouse_db, embeddings)
     prompts = pd.DataFrame(
         {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [prompt_hash(t) for t in texts]}
     )
