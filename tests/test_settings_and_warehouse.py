@@ -134,3 +134,26 @@ def test_add_columns_refuses_what_is_not_a_trailing_addition(tmp_path):
         with pytest.raises(ValueError, match="no type given"):
             warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {})
         assert warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {"c": "DOUBLE"}) == ["c"]
+
+
+def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
+    """The chat model's defaults are LLMSettings' (labeling/llm.py), not copies of them; its
+    environment variables go through the same typed parsers as every other setting."""
+    from dataclasses import fields
+
+    from workbank_dagster.labeling.llm import LLMSettings
+    from workbank_dagster.resources import ChatModelResource, default_chat_model
+
+    defaults = LLMSettings()
+    shared = [f.name for f in fields(LLMSettings) if f.name in ChatModelResource.model_fields]
+    assert len(shared) >= 10
+    assert {name: ChatModelResource.model_fields[name].default for name in shared} == {name: getattr(defaults, name) for name in shared}
+    for suffix in ("MODEL", "BASE_URL", "API_KEY_ENV", "CONCURRENCY", "SPEND_CAP_USD", "INPUT_USD_PER_MTOK", "OUTPUT_USD_PER_MTOK"):
+        monkeypatch.delenv(f"WORKBANK_LLM_{suffix}", raising=False)
+    assert default_chat_model().llm_settings() == defaults
+    assert not hasattr(load_settings(), "llm_model")  # it was never read: the resource's model is the one used
+    for variable, value in (("WORKBANK_LLM_CONCURRENCY", "four"), ("WORKBANK_LLM_SPEND_CAP_USD", "5 dollars"), ("WORKBANK_LLM_CONCURRENCY", "2.5")):
+        monkeypatch.setenv(variable, value)
+        with pytest.raises(ValueError, match=variable):
+            default_chat_model()
+        monkeypatch.delenv(variable)

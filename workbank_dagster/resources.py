@@ -9,7 +9,11 @@ import dagster as dg
 import duckdb
 
 from . import warehouse
-from .settings import load_settings
+from .labeling.llm import LLMSettings
+from .settings import env_float, env_int, load_settings
+
+# The LLM judge's defaults are written once, in labeling/llm.py (LLMSettings).
+LLM_DEFAULTS = LLMSettings()
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -38,18 +42,18 @@ class ChatModelResource(dg.ConfigurableResource):
     made; it is never a config value, so it never reaches logs, metadata or the run storage.
     """
 
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    timeout_s: float = 60.0
-    max_attempts: int = 5
-    concurrency: int = 4
-    failure_budget: int = 20
-    spend_cap_usd: float = 5.0
-    input_usd_per_mtok: float = 0.15
-    output_usd_per_mtok: float = 0.60
-    max_labels: int = 3
+    model: str = LLM_DEFAULTS.model
+    base_url: str | None = LLM_DEFAULTS.base_url
+    api_key_env: str = LLM_DEFAULTS.api_key_env
+    temperature: float = LLM_DEFAULTS.temperature
+    timeout_s: float = LLM_DEFAULTS.timeout_s
+    max_attempts: int = LLM_DEFAULTS.max_attempts
+    concurrency: int = LLM_DEFAULTS.concurrency
+    failure_budget: int = LLM_DEFAULTS.failure_budget
+    spend_cap_usd: float = LLM_DEFAULTS.spend_cap_usd
+    input_usd_per_mtok: float = LLM_DEFAULTS.input_usd_per_mtok
+    output_usd_per_mtok: float = LLM_DEFAULTS.output_usd_per_mtok
+    max_labels: int = LLM_DEFAULTS.max_labels
 
     def llm_settings(self):
         """The judge's settings: every field of LLMSettings this resource also has."""
@@ -61,15 +65,17 @@ class ChatModelResource(dg.ConfigurableResource):
 
 
 def default_chat_model() -> ChatModelResource:
+    """The chat model as the environment configures it (WORKBANK_LLM_*), read with the same typed
+    parsers as every other setting: a bad value names its variable."""
     import os
 
     env = os.environ
     return ChatModelResource(
-        model=env.get("WORKBANK_LLM_MODEL", "gpt-4o-mini"),
-        base_url=env.get("WORKBANK_LLM_BASE_URL") or None,
-        api_key_env=env.get("WORKBANK_LLM_API_KEY_ENV", "OPENAI_API_KEY"),
-        concurrency=int(env.get("WORKBANK_LLM_CONCURRENCY", "4")),
-        spend_cap_usd=float(env.get("WORKBANK_LLM_SPEND_CAP_USD", "5.0")),
-        input_usd_per_mtok=float(env.get("WORKBANK_LLM_INPUT_USD_PER_MTOK", "0.15")),
-        output_usd_per_mtok=float(env.get("WORKBANK_LLM_OUTPUT_USD_PER_MTOK", "0.60")),
+        model=env.get("WORKBANK_LLM_MODEL") or LLM_DEFAULTS.model,
+        base_url=env.get("WORKBANK_LLM_BASE_URL") or LLM_DEFAULTS.base_url,
+        api_key_env=env.get("WORKBANK_LLM_API_KEY_ENV") or LLM_DEFAULTS.api_key_env,
+        concurrency=env_int("WORKBANK_LLM_CONCURRENCY", LLM_DEFAULTS.concurrency),
+        spend_cap_usd=env_float("WORKBANK_LLM_SPEND_CAP_USD", LLM_DEFAULTS.spend_cap_usd),
+        input_usd_per_mtok=env_float("WORKBANK_LLM_INPUT_USD_PER_MTOK", LLM_DEFAULTS.input_usd_per_mtok),
+        output_usd_per_mtok=env_float("WORKBANK_LLM_OUTPUT_USD_PER_MTOK", LLM_DEFAULTS.output_usd_per_mtok),
     )

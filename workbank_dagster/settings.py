@@ -27,7 +27,8 @@ def _path(value: str | None, default: Path) -> Path:
     return path if path.is_absolute() else (REPO_ROOT / path)
 
 
-def _float(name: str, default: float) -> float:
+def env_float(name: str, default: float) -> float:
+    """A number from the environment variable `name` (its default when unset), with a clear error."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -37,8 +38,9 @@ def _float(name: str, default: float) -> float:
         raise ValueError(f"setting {name}={raw!r}: expected a number") from exc
 
 
-def _int(name: str, default: int) -> int:
-    value = _float(name, default)
+def env_int(name: str, default: int) -> int:
+    """A whole number from the environment variable `name`, with a clear error."""
+    value = env_float(name, default)
     if value != int(value):
         raise ValueError(f"setting {name}={value!r}: expected a whole number")
     return int(value)
@@ -73,8 +75,6 @@ class Settings:
     sensitivity_thresholds: tuple[int, ...] = (1, 3, 5, 10)
     # METHOD.md §3: whose labels feed marts.fct_prompt_task_labels.
     active_labeler: str = EMBEDDED_LABELER
-    # The chat-model labeler's string (its resource is configured in resources.py).
-    llm_model: str = "gpt-4o-mini"
     # METHOD.md §2: Eloundou exposure rater (human | gpt4) and definition (e1 | e1_e2).
     exposure_rater: str = "human"
     exposure_definition: str = "e1_e2"
@@ -161,20 +161,19 @@ def load_settings() -> Settings:
         output_dir=_path(env.get("WORKBANK_OUTPUT_DIR"), data_dir / "outputs"),
         download_dir=_path(env.get("WORKBANK_DOWNLOAD_DIR"), data_dir / "downloads"),
         audits_dir=_path(env.get("WORKBANK_AUDITS_DIR"), REPO_ROOT / "audits"),
-        coverage_threshold=_int("WORKBANK_COVERAGE_THRESHOLD", 5),
+        coverage_threshold=env_int("WORKBANK_COVERAGE_THRESHOLD", 5),
         active_labeler=env.get("WORKBANK_ACTIVE_LABELER") or EMBEDDED_LABELER,
-        llm_model=env.get("WORKBANK_LLM_MODEL") or "gpt-4o-mini",
         exposure_rater=_choice("WORKBANK_EXPOSURE_RATER", "human", ("human", "gpt4")),
         exposure_definition=_choice("WORKBANK_EXPOSURE_DEFINITION", "e1_e2", ("e1", "e1_e2")),
         employment_split=_choice("WORKBANK_EMPLOYMENT_SPLIT", "equal", ("equal", "none")),
         cluster_level=_choice("WORKBANK_CLUSTER_LEVEL", "major", ("major", "minor")),
-        min_prompts_per_task=_int("WORKBANK_MIN_PROMPTS_PER_TASK", 5),
-        embed_batch_size=_int("WORKBANK_EMBED_BATCH_SIZE", 64),
-        judge_occupations=_int("WORKBANK_JUDGE_OCCUPATIONS", 4),
-        min_label_similarity=_float("WORKBANK_MIN_LABEL_SIMILARITY", 0.25),
-        n_candidate_occupations=_int("WORKBANK_CANDIDATE_OCCUPATIONS", 5),
-        candidates_per_occupation=_int("WORKBANK_CANDIDATES_PER_OCCUPATION", 6),
-        candidates_nearest=_int("WORKBANK_CANDIDATES_NEAREST", 10),
+        min_prompts_per_task=env_int("WORKBANK_MIN_PROMPTS_PER_TASK", 5),
+        embed_batch_size=env_int("WORKBANK_EMBED_BATCH_SIZE", 64),
+        judge_occupations=env_int("WORKBANK_JUDGE_OCCUPATIONS", 4),
+        min_label_similarity=env_float("WORKBANK_MIN_LABEL_SIMILARITY", 0.25),
+        n_candidate_occupations=env_int("WORKBANK_CANDIDATE_OCCUPATIONS", 5),
+        candidates_per_occupation=env_int("WORKBANK_CANDIDATES_PER_OCCUPATION", 6),
+        candidates_nearest=env_int("WORKBANK_CANDIDATES_NEAREST", 10),
     )
     if settings.coverage_threshold < 1:
         raise ValueError("setting WORKBANK_COVERAGE_THRESHOLD: expected at least 1")
