@@ -23,7 +23,7 @@ from .attribution import benchmark_sources, reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
 from .figures import available_figures
 from .headline import headline_numbers, rejected_files
-from .page import render_report
+from .page import TEMPLATE_DIR, render_report
 from .static_figures import write_static_figures
 from .tables import report_frames
 
@@ -183,7 +183,8 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     )
     path = folder / "index.html"
     # Drawing and rendering take seconds; with identical inputs and code the files would be identical.
-    key = fingerprint(modules=[__name__], inputs=[*inputs[0].values(), *inputs[1:]])
+    # The page's templates are not modules: their files are inputs of the key.
+    key = fingerprint(modules=[__name__], inputs=[*inputs[0].values(), *inputs[1:], *sorted(TEMPLATE_DIR.glob("*.j2"))])
     stamp = folder / ".inputs.sha256"
     rebuilt = not unchanged(stamp, key, path)
     if rebuilt:

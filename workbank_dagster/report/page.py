@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
+import jinja2
 import pandas as pd
 import plotly.graph_objects as go
+from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from ..labeling.text import WORDS_PER_CHUNK
@@ -224,8 +228,29 @@ def judges_body(f: Mapping) -> str:
     return table
 
 
-def _section(anchor: str, title: str, lede: str, body: str) -> str:
-    return f'<section id="{anchor}"><h2>{esc(title)}</h2><p class="lede">{lede}</p>{body}</section>'
+# The page itself is a Jinja2 template (templates/report.html.j2) with autoescape on.
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the page: the template escapes the title and a plain-text lede; the body
+    (and a lede with emphasis) is Markup built by the helpers here, which escape every value."""
+
+    anchor: str
+    title: str
+    lede: str | Markup
+    body: Markup
+
+
+def _section(anchor: str, title: str, lede: str | Markup, body: str) -> Section:
+    return Section(anchor, title, lede, Markup(body))
 
 
 def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFrame) -> str:
@@ -295,7 +320,7 @@ def render_report(
     f = frames
     threshold = settings["coverage_threshold"]
     drawable = set(available_figures(f))
-    parts: list[str] = []
+    parts: list[Section] = []
 
     if "benchmark_map" in drawable:
         body = figure_div(figures.benchmark_map(f["occupations"], f["families"], threshold), "benchmark-map")
@@ -304,7 +329,7 @@ def render_report(
     else:
         body = "<p class='note'>Not computed in this run.</p>"
     parts.append(_section("map", "Benchmark map", f"Each tile is one of the {len(f['occupations'])} O*NET occupations, grouped into "
-                          f"{len(f['families'])} families and shaded by the share of its tasks covered by at least {esc(threshold)} benchmark prompts.", body))
+                          f"{len(f['families'])} families and shaded by the share of its tasks covered by at least {threshold} benchmark prompts.", body))
 
     fam_cols = [("family_title", "family", None), ("n_occupations_with_coverage", "occupations with coverage", num), ("n_occupations", "occupations", num),
                 ("n_tasks_covered", "tasks covered", num), ("n_tasks", "tasks", num), ("share_uncovered", "work hours uncovered", pct)]
@@ -326,20 +351,22 @@ def render_report(
                           f"Work hours = OEWS employment × {settings['hours_per_year']:,} h × each task's time share.", body))
 
     ratio = f["coverage_ratio"]
-    lede = "Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation."
+    lede = Markup("Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += (f" At the median wage bill, exposed tasks are <b>{r.estimate:.2f}×</b> as likely to be covered (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}; "
-                 f"{num(r.n_obs)} tasks, {int(r.n_clusters)} clusters).")
+        lede += Markup(" At the median wage bill, exposed tasks are <b>{}×</b> as likely to be covered (95% CI {}–{}; {} tasks, {} clusters).").format(
+            f"{r.estimate:.2f}", f"{r.ci_low:.2f}", f"{r.ci_high:.2f}", num(r.n_obs), int(r.n_clusters)
+        )
     body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if "coverage_curves" in drawable else NOT_ESTIMABLE
     parts.append(_section("exposure", "Coverage, AI exposure and wages", lede, body))
 
     ratio = f["importance_ratio"]
-    lede = "Adjusted probability of coverage by importance quintile, with occupation fixed effects."
+    lede = Markup("Adjusted probability of coverage by importance quintile, with occupation fixed effects.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += (f" Top vs bottom quintile: <b>{r.estimate:.2f}×</b> (95% CI {r.ci_low:.2f}–{r.ci_high:.2f}); "
-                 f"{int(r.occupations_dropped)} occupations with all or none of their tasks covered leave the sample.")
+        lede += Markup(" Top vs bottom quintile: <b>{}×</b> (95% CI {}–{}); {} occupations with all or none of their tasks covered leave the sample.").format(
+            f"{r.estimate:.2f}", f"{r.ci_low:.2f}", f"{r.ci_high:.2f}", int(r.occupations_dropped)
+        )
     body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if "importance_quintiles" in drawable else NOT_ESTIMABLE
     parts.append(_section("importance", "Coverage and task importance", lede, body))
 
@@ -362,7 +389,7 @@ def render_report(
     body = figure_div(figures.model_scores_figure(f["model_scores"]), "model-scores") if "model_scores" in drawable else ""
     body += "<h3>Largest differences</h3>" + html_table(f["score_differences"], diff_cols)
     parts.append(_section("scores", "O*NET-weighted vs simple model scores",
-                          f"Per model and occupation: tasks with at least {esc(settings['min_prompts_per_task'])} scored prompts; the weighted score counts "
+                          f"Per model and occupation: tasks with at least {settings['min_prompts_per_task']} scored prompts; the weighted score counts "
                           "every task equally, the simple score every prompt.", body))
 
     zone_cols = [("zone", "zone", None), ("n_tasks", "tasks", num), ("n_covered", "covered", num), ("share_covered", "share covered", pct),
@@ -392,18 +419,19 @@ def render_report(
     links = "".join(f'<li><a href="{esc(href)}">{esc(text)}</a></li>' for href, text in downloads)
     parts.append(_section("downloads", "Downloads", "Every mart and analysis table, the data dictionary and the figures, beside this file.", f"<ul>{links}</ul>"))
 
-    nav = "".join(f'<a href="#{a}">{esc(t)}</a>' for a, t in SECTIONS)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        "<title>Which work do AI benchmarks measure?</title>"
-        f"<style>{CSS}</style><script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
-        "<header><div class='wrap'><h1>Which work do AI benchmarks actually measure?</h1>"
-        f"<p>{esc(num(headline.get('n_prompts')))} prompts from {esc(headline.get('n_benchmarks'))} AI benchmarks mapped onto the "
-        f"{esc(num(headline.get('n_tasks')))} O*NET tasks of {esc(num(headline.get('n_occupations')))} US occupations, weighted by the work time "
-        "people spend on them, and set beside what workers want automated.</p>"
-        f"{headline_cards(headline)}{labeler_line(headline)}{rejected_files_notice(f.get('rejected_files'))}</div></header>"
-        f"<nav><div class='wrap'>{nav}</div></nav><main class='wrap'>{''.join(parts)}</main>"
-        "<footer class='wrap'>Built by the workbank-dagster pipeline (Dagster asset <code>report/html_report</code>). "
-        f"{esc(ONET_CREDIT)}</footer></body></html>\n"
+    return TEMPLATES.get_template("report.html.j2").render(
+        title="Which work do AI benchmarks measure?",
+        heading="Which work do AI benchmarks actually measure?",
+        css=Markup(CSS),
+        plotlyjs=Markup(get_plotlyjs()),
+        n_prompts=num(headline.get("n_prompts")),
+        n_benchmarks=esc(headline.get("n_benchmarks")),
+        n_tasks=num(headline.get("n_tasks")),
+        n_occupations=num(headline.get("n_occupations")),
+        cards=Markup(headline_cards(headline)),
+        labeler_line=Markup(labeler_line(headline)),
+        rejected_files=Markup(rejected_files_notice(f.get("rejected_files"))),
+        nav=SECTIONS,
+        sections=parts,
+        credit=ONET_CREDIT,
     )
