@@ -2,6 +2,12 @@
 
 Same frames as figures.py, same encodings. The SVGs are deterministic (no date, fixed ids), so a
 re-run with unchanged data rewrites identical files.
+
+Why a second drawing, in matplotlib, and not Plotly's own SVG export: Plotly writes static images
+only through kaleido, and kaleido 1.x drives a Chrome it downloads or finds at run time. `make run`
+must work offline on a machine whose only browser is the test suite's Debian Chromium, and must
+give byte-identical files on a re-run; matplotlib's SVG backend needs neither a browser nor a
+network and is deterministic with a fixed hash salt.
 """
 
 from __future__ import annotations
