@@ -157,3 +157,17 @@ def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
         with pytest.raises(ValueError, match=variable):
             default_chat_model()
         monkeypatch.delenv(variable)
+
+
+def test_delete_rows_except_keeps_the_named_keys_and_nulls(tmp_path):
+    """How removed partitions leave (raw/benchmark_catalog, the audit catalog): rows of every key not
+    kept go, within `where` only; an empty keep list empties the table but for NULL keys, as NOT IN would."""
+    with warehouse.connect(tmp_path / "w.duckdb") as con:
+        assert warehouse.delete_rows_except(con, "raw", "missing", "benchmark", ["a"]) == 0
+        con.execute("create schema raw")
+        con.execute("create table raw.t as select * from (values ('a', 'x'), ('b', 'x'), ('b', 'y'), (null, 'x')) as v(benchmark, kind)")
+        assert warehouse.delete_rows_except(con, "raw", "t", "benchmark", ["a"], where={"kind": "y"}) == 1
+        assert sorted(con.execute("select benchmark, kind from raw.t where benchmark is not null").fetchall()) == [("a", "x"), ("b", "x")]
+        assert warehouse.delete_rows_except(con, "raw", "t", "benchmark", ["a"]) == 1
+        assert warehouse.delete_rows_except(con, "raw", "t", "benchmark", []) == 1
+        assert con.execute("select benchmark, kind from raw.t").fetchall() == [(None, "x")]

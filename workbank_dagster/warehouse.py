@@ -95,6 +95,36 @@ def replace_table(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame
     return len(frame)
 
 
+def _matching(where: dict[str, Sequence[str] | str]) -> tuple[list[str], list[object]]:
+    """SQL conditions `column IN (?, ...)` and their parameters, one per column of `where`."""
+    conditions: list[str] = []
+    params: list[object] = []
+    for column, values in where.items():
+        values = [values] if isinstance(values, str) else list(values)
+        conditions.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+    return conditions, params
+
+
+def delete_rows_except(
+    con: duckdb.DuckDBPyConnection, schema: str, table: str, column: str, keep: Sequence[str], where: dict[str, Sequence[str] | str] | None = None
+) -> int:
+    """Delete the rows whose `column` is none of `keep` (every row with a `column` when `keep` is
+    empty), among those matching `where`; return how many went. A row whose `column` is NULL stays,
+    as `NOT IN` leaves it; a table that does not exist loses nothing.
+
+    How the rows of a removed partition leave: `keep` is the partitions that still exist."""
+    if not table_exists(con, schema, table):
+        return 0
+    conditions, params = _matching(where or {})
+    if keep:
+        conditions.append(f"{quote(column)} NOT IN ({', '.join('?' for _ in keep)})")
+        params.extend(keep)
+    else:
+        conditions.append(f"{quote(column)} IS NOT NULL")
+    return int(con.execute(f"DELETE FROM {quote(schema)}.{quote(table)} WHERE {' AND '.join(conditions)}", params).fetchone()[0])
+
+
 def replace_rows(
     con: duckdb.DuckDBPyConnection,
     schema: str,
@@ -110,12 +140,7 @@ def replace_rows(
     reshape.
     """
     target = f"{quote(schema)}.{quote(table)}"
-    conditions = []
-    params: list[object] = []
-    for column, values in where.items():
-        values = [values] if isinstance(values, str) else list(values)
-        conditions.append(f"{quote(column)} IN ({', '.join('?' for _ in values)})")
-        params.extend(values)
+    conditions, params = _matching(where)
     with _incoming(con, schema, table, frame) as view:
         con.execute(f"CREATE TABLE IF NOT EXISTS {target} AS {_select_typed(frame, view)} LIMIT 0")
         existing = [row[0] for row in con.execute(f"DESCRIBE {target}").fetchall()]

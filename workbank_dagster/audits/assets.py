@@ -76,14 +76,12 @@ def user_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
 def user_audit_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     current = sorted(context.instance.get_dynamic_partitions(audits_partitions.name))
     with warehouse_db.connect() as con:
-        deleted = 0
-        if warehouse.table_exists(con, "analysis", "user_audit"):
-            gone = f"not in ({', '.join('?' for _ in current)})" if current else "is not null"
-            deleted = con.execute(f"select count(*) from analysis.user_audit where audit {gone}", current).fetchone()[0]
-            con.execute(f"delete from analysis.user_audit where audit {gone}", current)
-            rows = dict(con.execute("select audit, count(*) from analysis.user_audit group by 1").fetchall())
-        else:
-            rows = {}
+        deleted = warehouse.delete_rows_except(con, "analysis", "user_audit", "audit", current)
+        rows = (
+            dict(con.execute("select audit, count(*) from analysis.user_audit group by 1").fetchall())
+            if warehouse.table_exists(con, "analysis", "user_audit")
+            else {}
+        )
         table = pd.DataFrame({"audit": current, "n_rows": [int(rows.get(a, 0)) for a in current]}).astype({"audit": "string", "n_rows": "Int64"})
         warehouse.replace_table(con, "analysis", "user_audit_catalog", table)
     if deleted:

@@ -58,31 +58,18 @@ def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[st
     """Delete the rows of benchmarks not in `current` from every per-benchmark table, atomically.
 
     Returns rows deleted per table (tables that do not exist yet are skipped)."""
-    deleted: dict[str, int] = {}
     keep = sorted(current)
-    gone = f"NOT IN ({', '.join('?' for _ in keep)})" if keep else "IS NOT NULL"  # no partition left: every row goes
     con.execute("BEGIN TRANSACTION")
     try:
-        for schema, table in PER_BENCHMARK:
-            if warehouse.table_exists(con, schema, table):
-                target = f"{warehouse.quote(schema)}.{warehouse.quote(table)}"
-                n = con.execute(f"SELECT count(*) FROM {target} WHERE benchmark {gone}", keep).fetchone()[0]
-                if n:
-                    con.execute(f"DELETE FROM {target} WHERE benchmark {gone}", keep)
-                    deleted[f"{schema}.{table}"] = int(n)
-        if warehouse.table_exists(con, RAW_SCHEMA, "_source_loads"):
-            tables = ", ".join("?" for _ in SOURCE_LOAD_TABLES)
-            params = [*SOURCE_LOAD_TABLES, *keep]
-            where = f"table_name IN ({tables}) AND partition_key {gone}"
-            n = con.execute(f"SELECT count(*) FROM raw._source_loads WHERE {where}", params).fetchone()[0]
-            if n:
-                con.execute(f"DELETE FROM raw._source_loads WHERE {where}", params)
-                deleted["raw._source_loads"] = int(n)
+        counts = {f"{schema}.{table}": warehouse.delete_rows_except(con, schema, table, "benchmark", keep) for schema, table in PER_BENCHMARK}
+        counts["raw._source_loads"] = warehouse.delete_rows_except(
+            con, RAW_SCHEMA, "_source_loads", "partition_key", keep, where={"table_name": SOURCE_LOAD_TABLES}
+        )
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
-    return deleted
+    return {name: n for name, n in counts.items() if n}
 
 
 def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
