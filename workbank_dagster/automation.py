@@ -17,7 +17,7 @@ import dagster as dg
 
 from .audits.assets import audit_files
 from .common import SLUG_PATTERN, file_sha256
-from .partitions import audits_partitions, benchmarks_partitions
+from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import load_settings
 
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
@@ -75,9 +75,7 @@ def benchmark_fingerprints() -> tuple[dict[str, str], list[str]]:
 def benchmark_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     current, refused = benchmark_fingerprints()
-    existing = set(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
-    added = sorted(set(current) - existing)
-    removed = sorted(existing - set(current))
+    existing = context.instance.get_dynamic_partitions(benchmarks_partitions.name)
     if context.cursor:
         changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
     else:
@@ -91,12 +89,11 @@ def benchmark_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResu
     ]
     for name in refused:
         context.log.warning(f"ignored {name}: not a safe benchmark slug ({SLUG_PATTERN.pattern})")
-    dynamic_requests = []
-    if added:
-        dynamic_requests.append(benchmarks_partitions.build_add_request(added))
-    if removed:
-        dynamic_requests.append(benchmarks_partitions.build_delete_request(removed))
-    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic_requests, cursor=json.dumps(current, sort_keys=True))
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=partition_requests(benchmarks_partitions, existing, current),
+        cursor=json.dumps(current, sort_keys=True),
+    )
 
 
 @dg.schedule(job=all_assets_job, cron_schedule="0 5 * * 1", execution_timezone="UTC", description="Weekly refresh of every benchmark and everything downstream, as one run.")
@@ -119,13 +116,10 @@ user_audits_job = dg.define_asset_job(
 def audit_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     previous = json.loads(context.cursor) if context.cursor else {}
     current = audit_files()
-    existing = set(context.instance.get_dynamic_partitions(audits_partitions.name))
-    added = sorted(set(current) - existing)
-    removed = sorted(existing - set(current))
+    existing = context.instance.get_dynamic_partitions(audits_partitions.name)
     requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
-    dynamic = []
-    if added:
-        dynamic.append(audits_partitions.build_add_request(added))
-    if removed:
-        dynamic.append(audits_partitions.build_delete_request(removed))
-    return dg.SensorResult(run_requests=requests, dynamic_partitions_requests=dynamic, cursor=json.dumps(current, sort_keys=True))
+    return dg.SensorResult(
+        run_requests=requests,
+        dynamic_partitions_requests=partition_requests(audits_partitions, existing, current),
+        cursor=json.dumps(current, sort_keys=True),
+    )

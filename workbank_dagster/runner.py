@@ -72,9 +72,9 @@ def free_slots_of_ended_runs(instance) -> int:
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
     """Make the dynamic partitions `name` exactly `keys`: add the new ones, delete the gone ones."""
-    existing = set(instance.get_dynamic_partitions(name))
-    added = sorted(set(keys) - existing)
-    removed = sorted(existing - set(keys))
+    from .partitions import partition_changes
+
+    added, removed = partition_changes(instance.get_dynamic_partitions(name), keys)
     if added:
         instance.add_dynamic_partitions(name, added)
     for key in removed:
@@ -124,23 +124,16 @@ def run_audits(instance) -> bool:
 
     sync_dynamic_partitions(instance, "audits", audit_files())
     keys = instance.get_dynamic_partitions("audits")
-    if not keys:
-        # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
-        result = dg.execute_job(
-            dg.reconstructable(get_audits_job),
-            instance=instance,
-            tags={"workbank/trigger": "make run"},
-            run_config={"execution": {"config": {"in_process": {}}}},
-            asset_selection=[dg.AssetKey(["analysis", "user_audit_catalog"])],
-        )
-        return result.success
+    # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
     result = dg.execute_job(
         dg.reconstructable(get_audits_job),
         instance=instance,
-        tags=partition_range_tags(keys, "make run"),
+        tags=partition_range_tags(keys, "make run") if keys else {"workbank/trigger": "make run"},
         run_config={"execution": {"config": {"in_process": {}}}},
+        asset_selection=None if keys else [dg.AssetKey(["analysis", "user_audit_catalog"])],
     )
-    print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
+    if keys:
+        print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
     return result.success
 
 

@@ -33,7 +33,6 @@ from .matching import (
     LabelingRuntime,
     embedded_judge,
     embedded_judge_v4,
-    load_task_index,
     match_embedded,
     retrieval_options,
     task_index_key,
@@ -217,7 +216,7 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
 def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
     started = time.perf_counter()
     embeddings = labeling_runtime.embeddings(context)
-    index = load_task_index(warehouse_db, embeddings, labeling_runtime)
+    index = labeling_runtime.task_index(warehouse_db, embeddings)
     return dg.MaterializeResult(
         metadata={
             "n_tasks": len(index.task_ids),
@@ -255,7 +254,7 @@ def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     embeddings = labeling_runtime.embeddings(context)
     refitted = False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
-        index = load_task_index(warehouse_db, embeddings, labeling_runtime)
+        index = labeling_runtime.task_index(warehouse_db, embeddings)
         vectors = embeddings.texts(texts["text"].tolist())
         fit_started = time.perf_counter()
         OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest).save(path)
@@ -303,7 +302,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
     stale = {labeler: [k for k in keys if stored[labeler].get(k) != inputs[labeler][k]] for labeler in inputs}
     relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
     if relabel:
-        index = load_task_index(warehouse_db, embeddings, labeling_runtime)
+        index = labeling_runtime.task_index(warehouse_db, embeddings)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             mine = _subset(embedded, stale[v3.labeler])
@@ -480,7 +479,7 @@ def llm_judge_labels(
     that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
     settings = load_settings()
     embeddings = labeling_runtime.embeddings(context)
-    index = load_task_index(warehouse_db, embeddings, labeling_runtime)
+    index = labeling_runtime.task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
     retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, labeling_runtime)
     items = llm_items(retrieved, index)

@@ -77,11 +77,6 @@ class LabelingRuntime(dg.ConfigurableResource):
         return self.memoized("task_index", key, lambda: build_task_index(tasks, occupations, embeddings))
 
 
-def load_task_index(warehouse_db: WarehouseResource, embeddings: Embeddings, runtime: LabelingRuntime) -> TaskIndex:
-    """The task index, from the run's runtime (built there once per content of the task tables)."""
-    return runtime.task_index(warehouse_db, embeddings)
-
-
 def retrieval_options(settings) -> dict:
     return {
         "n_occupations": settings.n_candidate_occupations,
