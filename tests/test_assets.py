@@ -14,6 +14,7 @@ from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
 
@@ -27,7 +28,7 @@ def small_env(workbank_env, tmp_path, source_dir, monkeypatch):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", list(SMALL))
     db = workbank_env / "warehouse.duckdb"
-    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime()}}
+    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}}
 
 
 def _materialize(env, assets, partition_key=None, raise_on_error=True, selection=None):
@@ -170,14 +171,14 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env):
 
 def test_sensor_first_tick_requests_only_partitions_never_materialized(small_env):
     assert _materialize(small_env, [benchmark_prompts], partition_key="cybench").success
-    first = benchmark_files_sensor(dg.build_sensor_context(instance=small_env["instance"]))
+    first = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=small_env["instance"]))
     assert sorted(r.partition_key for r in first.run_requests) == ["finance-agent", "paperbench"]
     assert json.loads(first.cursor).keys() == set(SMALL)
 
 
 def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     instance = small_env["instance"]
-    context = dg.build_sensor_context(instance=instance)
+    context = dg.build_sensor_context(resources=small_env["resources"], instance=instance)
     first = benchmark_files_sensor(context)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(SMALL)
     assert not first.dynamic_partitions_requests  # all three already exist
@@ -185,17 +186,17 @@ def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     shutil.copy(small_env["sources"] / "benchmarks" / "paperbench.jsonl", small_env["sources"] / "benchmarks" / "my-bench.jsonl")
     text = (small_env["sources"] / "benchmarks" / "my-bench.jsonl").read_text().replace('"benchmark": "paperbench"', '"benchmark": "my-bench"')
     (small_env["sources"] / "benchmarks" / "my-bench.jsonl").write_text(text)
-    second = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=first.cursor))
+    second = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=first.cursor))
     assert [r.partition_key for r in second.run_requests] == ["my-bench"]
     adds = [req for req in second.dynamic_partitions_requests if isinstance(req, dg.AddDynamicPartitionsRequest)]
     assert adds and adds[0].partition_keys == ["my-bench"]
     # Nothing changed: nothing requested.
-    third = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=second.cursor))
+    third = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=second.cursor))
     assert third.run_requests == []
     # A removed file deletes its partition; an unsafe file name is ignored, not added.
     (small_env["sources"] / "benchmarks" / "finance-agent.jsonl").unlink()
     (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").write_text("{}\n")
-    fourth = benchmark_files_sensor(dg.build_sensor_context(instance=instance, cursor=third.cursor))
+    fourth = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
     deletes = [req for req in fourth.dynamic_partitions_requests if isinstance(req, dg.DeleteDynamicPartitionsRequest)]
     assert deletes and deletes[0].partition_keys == ["finance-agent"]
     assert json.loads(fourth.cursor).keys() == {"cybench", "paperbench", "my-bench"}

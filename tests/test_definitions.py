@@ -8,7 +8,7 @@ import dagster as dg
 import pytest
 
 from workbank_dagster.definitions import defs
-from workbank_dagster.settings import load_settings
+from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.transform.project import dbt_build_args
 
 MARTS = ["dim_task", "dim_occupation", "fct_prompt_task_labels", "fct_task_coverage", "fct_occupation_coverage", "fct_family_coverage", "fct_work_time_coverage"]
@@ -90,11 +90,11 @@ def test_jobs_sensor_and_schedule():
 def test_dbt_build_args_carry_settings(monkeypatch):
     monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "3")
     monkeypatch.setenv("WORKBANK_ACTIVE_LABELER", "llm:gpt-x:v2")
-    args = dbt_build_args(load_settings())
+    args = dbt_build_args(PipelineSettings.from_env().resolve())
     assert args[:2] == ["build", "--vars"]
     variables = json.loads(args[2])
     assert variables["coverage_threshold"] == 3 and variables["active_labeler"] == "llm:gpt-x:v2"
-    assert dbt_build_args(load_settings(), select="marts")[-2:] == ["--select", "marts"]
+    assert dbt_build_args(PipelineSettings.from_env().resolve(), select="marts")[-2:] == ["--select", "marts"]
     assert args[3:5] == ["--exclude-resource-type", "unit_test"]  # make run leaves the dbt unit tests to make test
 
 
@@ -169,7 +169,7 @@ def test_dbt_project_vars_are_the_settings_defaults():
     from workbank_dagster.settings import DBT_PROJECT_DIR
 
     project = yaml.safe_load((DBT_PROJECT_DIR / "dbt_project.yml").read_text())
-    assert project["vars"] == load_settings().dbt_vars  # no WORKBANK_* variable is set in the tests
+    assert project["vars"] == PipelineSettings.from_env().resolve().dbt_vars  # no WORKBANK_* variable is set in the tests
 
 
 def test_every_model_and_macro_is_described_owned_and_every_mart_contracted():

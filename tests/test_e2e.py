@@ -196,10 +196,10 @@ def test_dbt_unit_tests_pass_and_make_run_leaves_them_out(pipeline_run, tmp_path
     employment split, the coverage threshold) pass their dbt unit tests; `make run` excluded them."""
     import json
 
-    from workbank_dagster.settings import load_settings
+    from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.transform.project import dbt_unit_test_args
 
-    completed = _dbt(pipeline_run, tmp_path, *dbt_unit_test_args(load_settings()))
+    completed = _dbt(pipeline_run, tmp_path, *dbt_unit_test_args(PipelineSettings.from_env().resolve()))
     assert completed.returncode == 0, completed.stdout[-4000:]
     results = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
     statuses = {r["unique_id"].rsplit(".", 1)[-1]: r["status"] for r in results}

@@ -15,6 +15,7 @@ import pytest
 from workbank_dagster import warehouse
 from workbank_dagster.common import file_sha256
 from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.fetch import UPSTREAMS, ensure_source, fetch_all
 from workbank_dagster.sources.validate import SourceFormatError
@@ -91,7 +92,7 @@ def test_source_assets_in_fetch_mode(upstream_server, tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBANK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("WORKBANK_UPSTREAM_BASE", upstream_server["base"])
     db = tmp_path / "data" / "warehouse.duckdb"
-    result = dg.materialize([*file_assets, *raw_assets], resources={"warehouse_db": WarehouseResource(path=str(db))})
+    result = dg.materialize([*file_assets, *raw_assets], resources={"warehouse_db": WarehouseResource(path=str(db)), "pipeline_settings": PipelineSettings.from_env()})
     assert result.success
     with warehouse.connect(db) as con:
         assert con.execute("select count(*) from raw.onet_task_statements").fetchone()[0] == 18_796

@@ -21,7 +21,7 @@ from workbank_dagster import warehouse
 from workbank_dagster.labeling.assets import llm_judge_labels, occupation_prior, task_index
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import ChatModelResource, WarehouseResource
-from workbank_dagster.settings import REPO_ROOT
+from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts
 
@@ -37,7 +37,7 @@ def llm_env(workbank_env, tmp_path, source_dir, monkeypatch):
     db = workbank_env / "warehouse.duckdb"
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
-    resources = {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime()}
+    resources = {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
     # The LLM judge's candidates are judge v4's: its titles, technology and prior are needed too.
     tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")
     needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in tables]
@@ -48,7 +48,7 @@ def llm_env(workbank_env, tmp_path, source_dir, monkeypatch):
 
 
 def _chat(server: FakeOpenAI, **overrides) -> ChatModelResource:
-    options = {"model": "fake-model", "base_url": server.base_url, "api_key_env": "TEST_LLM_KEY", "timeout_s": 5.0, "concurrency": 4}
+    options = {"model": "fake-model", "base_url": server.base_url, "api_key": dg.EnvVar("TEST_LLM_KEY"), "timeout_s": 5.0, "concurrency": 4}
     return ChatModelResource(**{**options, **overrides})
 
 

@@ -31,10 +31,9 @@ def server():
 
 
 def _judge(server, tmp_path, monkeypatch, **overrides) -> LLMJudge:
-    monkeypatch.setenv("TEST_LLM_KEY", KEY)
-    options = {"model": "fake-model", "base_url": server.base_url, "api_key_env": "TEST_LLM_KEY", "timeout_s": 0.5, "backoff_s": 0.01, "max_backoff_s": 0.2, "concurrency": 4}
+    options = {"model": "fake-model", "base_url": server.base_url, "timeout_s": 0.5, "backoff_s": 0.01, "max_backoff_s": 0.2, "concurrency": 4}
     settings = LLMSettings(**{**options, **overrides})
-    return LLMJudge(settings, JudgementCache(tmp_path / "judgements.sqlite"))
+    return LLMJudge(settings, JudgementCache(tmp_path / "judgements.sqlite"), api_key=KEY)
 
 
 def test_clean_prompts_are_judged_concurrently_and_cached(server, tmp_path, monkeypatch):

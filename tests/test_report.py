@@ -140,9 +140,9 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     """2,080 h is a setting, the family bar a constant of validation.py, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
     from workbank_dagster.report import page
-    from workbank_dagster.settings import load_settings
+    from workbank_dagster.settings import PipelineSettings
 
-    settings = {**load_settings().describe(), "hours_per_year": 2000}
+    settings = {**PipelineSettings.from_env().resolve().describe(), "hours_per_year": 2000}
     text = page.methodology(settings, {"n_tasks": 1, "n_occupations": 1, "n_families": 1, "total_employment": 1}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
     assert "employment × 2000 h" in text and "2080" not in text
     monkeypatch.setattr(page, "WORDS_PER_CHUNK", 99)

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from workbank_dagster.settings import load_settings
+from workbank_dagster.settings import PipelineSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "scaling.md"
@@ -172,10 +172,16 @@ def test_settings_configmap(tmp_path):
     assert model.kind == "ConfigMap" and model.metadata.name == "workbank-settings"
     data = configmap["data"]
     assert all(isinstance(v, str) for v in data.values()), "ConfigMap values must be strings"
+    from workbank_dagster.resources import ChatModelResource
+    from workbank_dagster.settings import PipelineSettings, environment_variable
+
     sources = package_sources()
+    # The resources' fields are read from WORKBANK_<FIELD> (settings.environment_variable); anything
+    # else the code reads by name.
+    read = {environment_variable(name) for name in PipelineSettings.model_fields} | {f"WORKBANK_LLM_{name.upper()}" for name in ChatModelResource.model_fields}
     for key in data:
         if key.startswith("WORKBANK_"):
-            assert f'"{key}"' in sources, f"{key} is not a setting the code reads"
+            assert key in read or f'"{key}"' in sources, f"{key} is not a setting the code reads"
     assert {k for k in data if not k.startswith("WORKBANK_")} == {"DBT_TARGET"}
     assert dbt_reads_target_from("DBT_TARGET")
     assert data["DBT_TARGET"] in snippet("dbt_profile")["workbank"]["outputs"]
@@ -249,7 +255,7 @@ def test_dbt_profile_matches_the_repository():
     from workbank_dagster.definitions import defs
     from workbank_dagster.transform.project import dbt_build_args, dbt_project
 
-    check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(load_settings()))
+    check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(PipelineSettings.from_env().resolve()))
 
 
 def check_no_dbt_target(resource, project, args: list[str]) -> None:
@@ -265,12 +271,12 @@ def test_no_dbt_target_whatever_the_settings(monkeypatch):
 
     for name, value in (("WORKBANK_COVERAGE_THRESHOLD", "3"), ("WORKBANK_ACTIVE_LABELER", "llm:m:t2"), ("WORKBANK_CLUSTER_LEVEL", "minor")):
         monkeypatch.setenv(name, value)
-        check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(load_settings()))
+        check_no_dbt_target(defs.resources["dbt"], dbt_project, dbt_build_args(PipelineSettings.from_env().resolve()))
     # The check can fail: a resource or arguments that choose the shared target.
     with pytest.raises(AssertionError):
-        check_no_dbt_target(DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable(), target="shared"), dbt_project, dbt_build_args(load_settings()))
+        check_no_dbt_target(DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable(), target="shared"), dbt_project, dbt_build_args(PipelineSettings.from_env().resolve()))
     with pytest.raises(AssertionError):
-        check_no_dbt_target(defs.resources["dbt"], dbt_project, [*dbt_build_args(load_settings()), "--target", "shared"])
+        check_no_dbt_target(defs.resources["dbt"], dbt_project, [*dbt_build_args(PipelineSettings.from_env().resolve()), "--target", "shared"])
 
 
 def test_dbt_profile_outputs_validate():

@@ -5,14 +5,15 @@ import pandas as pd
 import pytest
 
 from workbank_dagster import warehouse
-from workbank_dagster.settings import REPO_ROOT, load_settings
+from workbank_dagster.resources import ChatModelResource
+from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 
 
 def test_defaults_resolve_from_repository_root(monkeypatch, tmp_path):
     for name in ("WORKBANK_DATA_DIR", "WORKBANK_DUCKDB_PATH", "WORKBANK_SOURCE_DIR", "WORKBANK_CACHE_DIR", "WORKBANK_OUTPUT_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)  # the working directory must not matter
-    settings = load_settings()
+    settings = PipelineSettings.from_env().resolve()
     assert settings.duckdb_path == REPO_ROOT / "data" / "warehouse.duckdb"
     assert settings.coverage_threshold == 5
     assert settings.source_dir == (REPO_ROOT.parent / "shared" / "data").resolve()
@@ -21,16 +22,86 @@ def test_defaults_resolve_from_repository_root(monkeypatch, tmp_path):
 def test_bad_settings_are_named(monkeypatch):
     monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "five")
     with pytest.raises(ValueError, match="WORKBANK_COVERAGE_THRESHOLD"):
-        load_settings()
+        PipelineSettings.from_env().resolve()
     monkeypatch.setenv("WORKBANK_COVERAGE_THRESHOLD", "5")
     monkeypatch.setenv("WORKBANK_EXPOSURE_RATER", "robots")
     with pytest.raises(ValueError, match="human, gpt4"):
-        load_settings()
+        PipelineSettings.from_env().resolve()
     monkeypatch.delenv("WORKBANK_EXPOSURE_RATER")
     for database in ("md:workbank", "MD:workbank", ":memory:"):
         monkeypatch.setenv("WORKBANK_DUCKDB_PATH", database)
         with pytest.raises(ValueError, match="WORKBANK_DUCKDB_PATH.*MotherDuck"):
-            load_settings()
+            PipelineSettings.from_env().resolve()
+    monkeypatch.delenv("WORKBANK_DUCKDB_PATH")
+    for variable, value, message in (
+        ("WORKBANK_COVERAGE_THRESHOLD", "0", "greater than or equal to 1"),
+        ("WORKBANK_MIN_LABEL_SIMILARITY", "high", "expected a number"),
+        ("WORKBANK_SENSITIVITY_THRESHOLDS", "1,3,x", "expected a whole number"),
+        ("WORKBANK_SOURCE_DIR", "/no/such/folder", "no such directory"),
+    ):
+        monkeypatch.setenv(variable, value)
+        with pytest.raises(ValueError, match=f"{variable}='{value}': .*{message}"):
+            PipelineSettings.from_env()
+        monkeypatch.delenv(variable)
+    assert PipelineSettings.from_env({"WORKBANK_SENSITIVITY_THRESHOLDS": "2, 4"}).resolve().sensitivity_thresholds == (2, 4)
+    assert PipelineSettings.from_env({"WORKBANK_SOURCE_DIR": "fetch"}).resolve().source_dir is None
+
+
+def test_settings_are_one_resource_shown_in_the_launchpad_and_checked_once_per_run(workbank_env):
+    """Every parameter is a typed, described field of the `pipeline_settings` resource: the run
+    config schema (what the launchpad shows) has each with its default, a run may override one, and
+    a bad override fails the run once, at resource initialization, naming the field."""
+    import dagster as dg
+
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.settings import Settings
+
+    schema = defs.resolve_job_def("all_assets").run_config_schema.config_type
+    fields = schema.fields["resources"].config_type.fields["pipeline_settings"].config_type.fields["config"].config_type.fields
+    assert set(fields) == set(PipelineSettings.model_fields) == {f for f in Settings.__dataclass_fields__}
+    assert all(PipelineSettings.model_fields[name].description for name in fields)
+    assert fields["min_label_similarity"].default_value == 0.25 and fields["coverage_threshold"].default_value == 5
+
+    seen = {}
+
+    @dg.asset
+    def reads_settings(pipeline_settings: PipelineSettings) -> None:
+        seen["settings"] = pipeline_settings.resolve()
+
+    resources = {"pipeline_settings": PipelineSettings.from_env()}
+    override = {"resources": {"pipeline_settings": {"config": {"coverage_threshold": 3, "min_label_similarity": 0.3}}}}
+    assert dg.materialize([reads_settings], resources=resources, run_config=override).success
+    assert (seen["settings"].coverage_threshold, seen["settings"].min_label_similarity) == (3, 0.3)
+    bad = {"resources": {"pipeline_settings": {"config": {"exposure_rater": "robots"}}}}
+    with pytest.raises(dg.DagsterResourceFunctionError) as failed:
+        dg.materialize([reads_settings], resources=resources, run_config=bad)
+    assert "exposure_rater" in str(failed.value.__cause__) and "human, gpt4" in str(failed.value.__cause__)
+
+
+def test_the_api_key_is_an_env_var_needed_only_by_the_llm_job(monkeypatch):
+    """The key reaches the run config as the name of its variable; an unset variable fails the
+    launch of the LLM job with a message naming it, and not the embedded pipeline's job."""
+    import dagster as dg
+
+    monkeypatch.setenv("WORKBANK_LLM_API_KEY_ENV", "MY_LLM_KEY")
+    chat = ChatModelResource.from_env()
+    assert isinstance(chat.api_key, dg.EnvVar) and chat.api_key.env_var_name == "MY_LLM_KEY"
+    monkeypatch.delenv("MY_LLM_KEY", raising=False)
+
+    @dg.asset
+    def needs_chat(chat_model: ChatModelResource) -> None:
+        pass
+
+    @dg.asset
+    def needs_nothing() -> None:
+        pass
+
+    resources = {"chat_model": chat}
+    assert dg.materialize([needs_nothing, needs_chat], selection=[needs_nothing], resources=resources).success
+    with pytest.raises(dg.DagsterInvalidConfigError, match="MY_LLM_KEY"):
+        dg.materialize([needs_chat], resources=resources)
+    monkeypatch.setenv("MY_LLM_KEY", "sk-test")
+    assert dg.materialize([needs_chat], resources=resources).success
 
 
 def test_replace_rows_touches_only_its_partition(tmp_path):
@@ -142,7 +213,6 @@ def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
     from dataclasses import fields
 
     from workbank_dagster.labeling.llm import LLMSettings
-    from workbank_dagster.resources import ChatModelResource, default_chat_model
 
     defaults = LLMSettings()
     shared = [f.name for f in fields(LLMSettings) if f.name in ChatModelResource.model_fields]
@@ -150,12 +220,12 @@ def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
     assert {name: ChatModelResource.model_fields[name].default for name in shared} == {name: getattr(defaults, name) for name in shared}
     for suffix in ("MODEL", "BASE_URL", "API_KEY_ENV", "CONCURRENCY", "SPEND_CAP_USD", "INPUT_USD_PER_MTOK", "OUTPUT_USD_PER_MTOK"):
         monkeypatch.delenv(f"WORKBANK_LLM_{suffix}", raising=False)
-    assert default_chat_model().llm_settings() == defaults
-    assert not hasattr(load_settings(), "llm_model")  # it was never read: the resource's model is the one used
+    assert ChatModelResource.from_env().llm_settings() == defaults
+    assert not hasattr(PipelineSettings.from_env().resolve(), "llm_model")  # it was never read: the resource's model is the one used
     for variable, value in (("WORKBANK_LLM_CONCURRENCY", "four"), ("WORKBANK_LLM_SPEND_CAP_USD", "5 dollars"), ("WORKBANK_LLM_CONCURRENCY", "2.5")):
         monkeypatch.setenv(variable, value)
         with pytest.raises(ValueError, match=variable):
-            default_chat_model()
+            ChatModelResource.from_env()
         monkeypatch.delenv(variable)
 
 

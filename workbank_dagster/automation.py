@@ -18,7 +18,7 @@ import dagster as dg
 from .audits.assets import audit_files
 from .common import SLUG_PATTERN, file_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
-from .settings import load_settings
+from .settings import PipelineSettings, Settings
 
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
 # `make run`, the sensor or the schedule.
@@ -51,9 +51,8 @@ llm_labeling_job = dg.define_asset_job(
 )
 
 
-def benchmark_fingerprints() -> tuple[dict[str, str], list[str]]:
+def benchmark_fingerprints(settings: Settings) -> tuple[dict[str, str], list[str]]:
     """Hash per slug (prompts file + results file if any), and the names that are not safe slugs."""
-    settings = load_settings()
     prints: dict[str, str] = {}
     refused: list[str] = []
     if settings.benchmarks_dir.is_dir():
@@ -72,9 +71,9 @@ def benchmark_fingerprints() -> tuple[dict[str, str], list[str]]:
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Adds, refreshes or removes a benchmark partition when its file appears, changes or disappears.",
 )
-def benchmark_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_settings: PipelineSettings) -> dg.SensorResult:
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    current, refused = benchmark_fingerprints()
+    current, refused = benchmark_fingerprints(pipeline_settings.resolve())
     existing = context.instance.get_dynamic_partitions(benchmarks_partitions.name)
     if context.cursor:
         changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
@@ -113,9 +112,9 @@ user_audits_job = dg.define_asset_job(
 
 
 @dg.sensor(job=user_audits_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING, description="Adds and refreshes an audit partition when audits/<slug>.csv appears or changes.")
-def audit_files_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
+def audit_files_sensor(context: dg.SensorEvaluationContext, pipeline_settings: PipelineSettings) -> dg.SensorResult:
     previous = json.loads(context.cursor) if context.cursor else {}
-    current = audit_files()
+    current = audit_files(pipeline_settings.resolve().audits_dir)
     existing = context.instance.get_dynamic_partitions(audits_partitions.name)
     requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
     return dg.SensorResult(

@@ -42,9 +42,9 @@ def readme_command(*, check: bool) -> int:
     import json
 
     from .report import readme
-    from .settings import load_settings
+    from .settings import settings_at_load
 
-    settings = load_settings()
+    settings = settings_at_load().resolve()
     run = readme.RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
     bench_path = REPO_ROOT / "bench" / "results.json"
     bench = json.loads(bench_path.read_text()) if bench_path.is_file() else None

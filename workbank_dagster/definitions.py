@@ -17,12 +17,17 @@ from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation
 from .labeling.matching import LabelingRuntime
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
-from .resources import default_chat_model, default_warehouse
+from .resources import ChatModelResource, WarehouseResource
+from .settings import settings_at_load
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
 from .sources.catalog import benchmark_catalog
 from .transform.assets import dbt_models
 from .transform.project import DbtCli, dbt_executable, dbt_project
+
+# The environment is read here, once, as the definitions load; the launchpad shows these resources'
+# fields and a run may override them.
+pipeline_settings = settings_at_load()
 
 defs = dg.Definitions(
     assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_catalog, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
@@ -30,8 +35,9 @@ defs = dg.Definitions(
     sensors=[benchmark_files_sensor, audit_files_sensor],
     schedules=[weekly_refresh],
     resources={
-        "warehouse_db": default_warehouse(),
-        "chat_model": default_chat_model(),
+        "pipeline_settings": pipeline_settings,
+        "warehouse_db": WarehouseResource(path=str(pipeline_settings.resolve().duckdb_path)),
+        "chat_model": ChatModelResource.from_env(),
         "labeling_runtime": LabelingRuntime(),
         "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),
     },

@@ -1,19 +1,24 @@
-"""Dagster resources: the DuckDB warehouse, the embedder and the chat-model client."""
+"""Dagster resources: the DuckDB warehouse and the chat model (the settings are in settings.py, the
+embedder and task index in labeling/matching.py)."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import fields
 
 import dagster as dg
 import duckdb
+from pydantic import Field
 
 from . import warehouse
 from .labeling.llm import LLMSettings
-from .settings import env_float, env_int, load_settings
+from .settings import from_environment
 
 # The LLM judge's defaults are written once, in labeling/llm.py (LLMSettings).
 LLM_DEFAULTS = LLMSettings()
+DEFAULT_API_KEY_VARIABLE = "OPENAI_API_KEY"
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -31,51 +36,36 @@ class WarehouseResource(dg.ConfigurableResource):
             return con.execute(sql, params or []).df()
 
 
-def default_warehouse() -> WarehouseResource:
-    return WarehouseResource(path=str(load_settings().duckdb_path))
-
-
 class ChatModelResource(dg.ConfigurableResource):
-    """The chat model behind the LLM judge: the OpenAI API or any OpenAI-compatible server.
+    """The chat model behind the LLM judge: the OpenAI API or any OpenAI-compatible server
+    (resource key `chat_model`). Its defaults are LLMSettings' (labeling/llm.py).
 
-    The API key is read from the environment variable named by `api_key_env` when a request is
-    made; it is never a config value, so it never reaches logs, metadata or the run storage.
+    `api_key` is the one setting given as a `dg.EnvVar`: the run storage, the launchpad and the logs
+    hold the variable's name, never its value. An unset variable fails only the launches that need
+    the chat model (the LLM job), with Dagster's message naming the variable.
     """
 
-    model: str = LLM_DEFAULTS.model
-    base_url: str | None = LLM_DEFAULTS.base_url
-    api_key_env: str = LLM_DEFAULTS.api_key_env
-    temperature: float = LLM_DEFAULTS.temperature
-    timeout_s: float = LLM_DEFAULTS.timeout_s
-    max_attempts: int = LLM_DEFAULTS.max_attempts
-    concurrency: int = LLM_DEFAULTS.concurrency
-    failure_budget: int = LLM_DEFAULTS.failure_budget
-    spend_cap_usd: float = LLM_DEFAULTS.spend_cap_usd
-    input_usd_per_mtok: float = LLM_DEFAULTS.input_usd_per_mtok
-    output_usd_per_mtok: float = LLM_DEFAULTS.output_usd_per_mtok
-    max_labels: int = LLM_DEFAULTS.max_labels
+    api_key: str = Field(description="The API key: an EnvVar (OPENAI_API_KEY, or the variable WORKBANK_LLM_API_KEY_ENV names).")
+    model: str = Field(default=LLM_DEFAULTS.model, description="The chat model; the labeler is recorded as llm:<model>:<template>.")
+    base_url: str | None = Field(default=LLM_DEFAULTS.base_url, description="An OpenAI-compatible server's /v1 URL; unset: the OpenAI API.")
+    temperature: float = Field(default=LLM_DEFAULTS.temperature, ge=0, description="Sampling temperature.")
+    timeout_s: float = Field(default=LLM_DEFAULTS.timeout_s, gt=0, description="Time-out of every API call, in seconds.")
+    max_attempts: int = Field(default=LLM_DEFAULTS.max_attempts, ge=1, description="Attempts per API call (the client retries) and per prompt (asking again after a bad answer).")
+    concurrency: int = Field(default=LLM_DEFAULTS.concurrency, ge=1, description="Requests in flight at once.")
+    failure_budget: int = Field(default=LLM_DEFAULTS.failure_budget, ge=0, description="Failed prompts tolerated before the run stops.")
+    spend_cap_usd: float = Field(default=LLM_DEFAULTS.spend_cap_usd, ge=0, description="The run stops before spending more than this (USD).")
+    input_usd_per_mtok: float = Field(default=LLM_DEFAULTS.input_usd_per_mtok, ge=0, description="Price per million prompt tokens (USD).")
+    output_usd_per_mtok: float = Field(default=LLM_DEFAULTS.output_usd_per_mtok, ge=0, description="Price per million completion tokens (USD).")
+    max_labels: int = Field(default=LLM_DEFAULTS.max_labels, ge=1, description="Tasks the model may choose per prompt.")
 
-    def llm_settings(self):
+    def llm_settings(self) -> LLMSettings:
         """The judge's settings: every field of LLMSettings this resource also has."""
-        from dataclasses import fields
-
-        from .labeling.llm import LLMSettings
-
         return LLMSettings(**{f.name: getattr(self, f.name) for f in fields(LLMSettings) if f.name in type(self).model_fields})
 
-
-def default_chat_model() -> ChatModelResource:
-    """The chat model as the environment configures it (WORKBANK_LLM_*), read with the same typed
-    parsers as every other setting: a bad value names its variable."""
-    import os
-
-    env = os.environ
-    return ChatModelResource(
-        model=env.get("WORKBANK_LLM_MODEL") or LLM_DEFAULTS.model,
-        base_url=env.get("WORKBANK_LLM_BASE_URL") or LLM_DEFAULTS.base_url,
-        api_key_env=env.get("WORKBANK_LLM_API_KEY_ENV") or LLM_DEFAULTS.api_key_env,
-        concurrency=env_int("WORKBANK_LLM_CONCURRENCY", LLM_DEFAULTS.concurrency),
-        spend_cap_usd=env_float("WORKBANK_LLM_SPEND_CAP_USD", LLM_DEFAULTS.spend_cap_usd),
-        input_usd_per_mtok=env_float("WORKBANK_LLM_INPUT_USD_PER_MTOK", LLM_DEFAULTS.input_usd_per_mtok),
-        output_usd_per_mtok=env_float("WORKBANK_LLM_OUTPUT_USD_PER_MTOK", LLM_DEFAULTS.output_usd_per_mtok),
-    )
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ChatModelResource:
+        """The chat model as the environment configures it (`WORKBANK_LLM_<FIELD>`), read and checked
+        as PipelineSettings is; the key is `EnvVar(WORKBANK_LLM_API_KEY_ENV or OPENAI_API_KEY)`."""
+        environ = os.environ if environ is None else environ
+        key = dg.EnvVar(environ.get("WORKBANK_LLM_API_KEY_ENV") or DEFAULT_API_KEY_VARIABLE)
+        return from_environment(cls, environ, lambda field: f"WORKBANK_LLM_{field.upper()}", api_key=key)

@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .settings import load_settings
+from .settings import settings_at_load
 
 DAGSTER_YAML = """\
 # Written by workbank_dagster.cli; see README.md.
@@ -34,7 +34,7 @@ run_monitoring:
 
 
 def dagster_home() -> Path:
-    home = Path(os.environ.get("DAGSTER_HOME") or (load_settings().data_dir / "dagster_home"))
+    home = Path(os.environ.get("DAGSTER_HOME") or (settings_at_load().resolve().data_dir / "dagster_home"))
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
@@ -87,7 +87,7 @@ def sync_partitions(instance) -> tuple[list[str], list[str]]:
     from .automation import benchmark_fingerprints
     from .partitions import benchmarks_partitions
 
-    current, refused = benchmark_fingerprints()
+    current, refused = benchmark_fingerprints(settings_at_load().resolve())
     for name in refused:
         print(f"warning: ignored {name}: not a safe benchmark slug", file=sys.stderr)
     return sync_dynamic_partitions(instance, benchmarks_partitions.name, current)
@@ -122,7 +122,7 @@ def run_audits(instance) -> bool:
 
     from .audits.assets import audit_files
 
-    sync_dynamic_partitions(instance, "audits", audit_files())
+    sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
     keys = instance.get_dynamic_partitions("audits")
     # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
     result = dg.execute_job(
@@ -159,7 +159,7 @@ def run_all() -> int:
         tags=partition_range_tags(keys, "make run"),
         run_config={"execution": {"config": {"in_process": {}}}},
     )
-    settings = load_settings()
+    settings = settings_at_load().resolve()
     if result.success and not run_audits(instance):
         return 1
     if result.success:
@@ -189,16 +189,16 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
     from .labeling.matching import LabelingRuntime
-    from .resources import default_chat_model, default_warehouse
+    from .resources import ChatModelResource, WarehouseResource
 
-    settings = load_settings()
-    warehouse_db = default_warehouse()
+    settings = settings_at_load().resolve()
+    warehouse_db = WarehouseResource(path=str(settings.duckdb_path))
     keys = benchmarks or warehouse_db.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts ORDER BY 1")["benchmark"].tolist()
     runtime = LabelingRuntime()
-    embeddings = runtime.embeddings()
+    embeddings = runtime.embeddings(settings)
     index = runtime.task_index(warehouse_db, embeddings)
     retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, runtime)
-    judge = LLMJudge(default_chat_model().llm_settings(), JudgementCache(settings.judgement_cache_path))
+    judge = LLMJudge(ChatModelResource.from_env().llm_settings(), JudgementCache(settings.judgement_cache_path))
     estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
     estimate["benchmarks"] = len(keys)
     estimate["not_english"] = len(retrieved.unreadable)

@@ -1,15 +1,29 @@
-"""Every path and parameter of the pipeline, in one place.
+"""Every path and parameter of the pipeline, defined once: the `pipeline_settings` resource.
 
-Values come from the environment (``WORKBANK_*``) with the defaults of METHOD.md. Paths that are
-relative are resolved against the repository root, never the working directory: CI clones the
-repository beside ``shared/`` and may start processes from anywhere.
+`PipelineSettings` is a Dagster `ConfigurableResource`: its typed fields carry METHOD.md's defaults
+and a description each, so the launchpad shows them and a run can override them; pydantic checks
+every value once, whether it came from the environment or the launchpad, and a bad one is one clear
+error before any step runs. The environment (``WORKBANK_<FIELD>``) is read by `from_env`, when the
+definitions load (`definitions.py`), and by the CLI and the runner at the start of a command: the
+same class, the same variable names, the same checks.
+
+Assets take the resource and call `resolve()`, which gives `Settings`: the same values with the
+paths made absolute. Paths that are relative are resolved against the repository root, never the
+working directory: CI clones the repository beside ``shared/`` and may start processes from anywhere.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import dagster as dg
+import pydantic
+from pydantic import Field, field_validator
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
@@ -19,38 +33,7 @@ DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 
-
-def _path(value: str | None, default: Path) -> Path:
-    if not value:
-        return default
-    path = Path(value).expanduser()
-    return path if path.is_absolute() else (REPO_ROOT / path)
-
-
-def env_float(name: str, default: float) -> float:
-    """A number from the environment variable `name` (its default when unset), with a clear error."""
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"setting {name}={raw!r}: expected a number") from exc
-
-
-def env_int(name: str, default: int) -> int:
-    """A whole number from the environment variable `name`, with a clear error."""
-    value = env_float(name, default)
-    if value != int(value):
-        raise ValueError(f"setting {name}={value!r}: expected a whole number")
-    return int(value)
-
-
-def _choice(name: str, default: str, allowed: tuple[str, ...]) -> str:
-    value = os.environ.get(name) or default
-    if value not in allowed:
-        raise ValueError(f"setting {name}={value!r}: expected one of {', '.join(allowed)}")
-    return value
+FETCH = "fetch"  # source_dir: download the reference sources instead of reading a folder
 
 
 def default_source_dir() -> Path | None:
@@ -59,10 +42,221 @@ def default_source_dir() -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
+def _path(value: str, default: Path) -> Path:
+    if not value:
+        return default
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else (REPO_ROOT / path)
+
+
+def _one_of(value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"expected one of {', '.join(allowed)}, not {value!r}")
+    return value
+
+
+class PipelineSettings(dg.ConfigurableResource):
+    """The pipeline's paths and METHOD.md's parameters (resource key `pipeline_settings`)."""
+
+    # Paths. An empty value means the default named in the description.
+    source_dir: str = Field(
+        default="",
+        description="Folder the source files are read from; `fetch` downloads the reference sources into download_dir "
+        "(default: ../shared/data beside the repository when it exists, else `fetch`).",
+    )
+    data_dir: str = Field(default="data", description="What a run writes (relative paths are from the repository root).")
+    duckdb_path: str = Field(
+        default="", description="The warehouse, a local DuckDB file (default: data_dir/warehouse.duckdb). The warehouse_db "
+        "resource and dbt's profile are pointed at it when the definitions load."
+    )
+    cache_dir: str = Field(default="", description="Embedding caches (default: data_dir/cache).")
+    judgement_cache_path: str = Field(default="", description="The LLM judge's paid judgements (default: cache_dir/judgements.sqlite).")
+    output_dir: str = Field(default="", description="Report, headline.json, exports (default: data_dir/outputs).")
+    download_dir: str = Field(default="", description="Where fetched sources go (default: data_dir/downloads).")
+    audits_dir: str = Field(default="audits", description="Your own audit files (CSV).")
+    # METHOD.md §4.
+    coverage_threshold: int = Field(default=5, ge=1, description="METHOD.md §4: a task is covered when n_prompts >= this.")
+    sensitivity_thresholds: list[int] = Field(
+        default=[1, 3, 5, 10], description="METHOD.md §4: the coverage thresholds of the sensitivity table (comma-separated in the environment)."
+    )
+    # METHOD.md §3.
+    active_labeler: str = Field(
+        default=EMBEDDED_LABELER,
+        description="METHOD.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t2`).",
+    )
+    # METHOD.md §2.
+    exposure_rater: str = Field(default="human", description="METHOD.md §2: Eloundou exposure rater (human or gpt4).")
+    exposure_definition: str = Field(default="e1_e2", description="METHOD.md §2: Eloundou exposure definition (e1 or e1_e2).")
+    employment_split: str = Field(
+        default="equal", description="METHOD.md §2: how an OEWS code's employment is shared among its O*NET occupations (equal or none)."
+    )
+    hours_per_year: int = Field(default=2080, ge=1, description="METHOD.md §2: hours of a full-time year (52 weeks of 40 hours).")
+    hours_per_day: float = Field(default=7.0, gt=0, description="METHOD.md §2: hours of a working day, for time shares given per day.")
+    # METHOD.md §5-6.
+    cluster_level: str = Field(default="major", description="METHOD.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
+    min_prompts_per_task: int = Field(default=5, ge=1, description="METHOD.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
+    # Embedded judge (v4's own parameters, tuned on the `tune` half, are EmbeddedJudgeV4's defaults).
+    embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
+    embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
+    judge_occupations: int = Field(default=4, ge=1, description="Embedded judge v3: occupations labeled per prompt.")
+    min_label_similarity: float = Field(default=0.25, ge=-1.0, le=1.0, description="Embedded judge v3: cosine similarity floor of a label.")
+    n_candidate_occupations: int = Field(default=5, ge=1, description="Candidate retrieval: occupations searched per prompt.")
+    candidates_per_occupation: int = Field(default=6, ge=1, description="Candidate retrieval: tasks kept per occupation.")
+    candidates_nearest: int = Field(default=10, ge=0, description="Candidate retrieval: nearest tasks kept from any occupation.")
+
+    @field_validator("source_dir")
+    @classmethod
+    def _source_dir_exists(cls, value: str) -> str:
+        if not value.strip():
+            return ""
+        if value.strip().lower() in ("none", FETCH):
+            return FETCH
+        if not _path(value, REPO_ROOT).is_dir():
+            raise ValueError(f"no such directory: {value!r}")
+        return value
+
+    @field_validator("duckdb_path")
+    @classmethod
+    def _local_duckdb_file(cls, value: str) -> str:
+        if value.lower().startswith(("md:", "motherduck:")) or value == ":memory:":
+            # Path() would quietly turn "md:workbank" into a file named so under the repository.
+            raise ValueError(
+                "expected a DuckDB file path; the Python assets open the warehouse as a local file, "
+                "so MotherDuck and in-memory databases are not supported (docs/scaling.md, section 2)"
+            )
+        return value
+
+    @field_validator("exposure_rater")
+    @classmethod
+    def _rater(cls, value: str) -> str:
+        return _one_of(value, ("human", "gpt4"))
+
+    @field_validator("exposure_definition")
+    @classmethod
+    def _definition(cls, value: str) -> str:
+        return _one_of(value, ("e1", "e1_e2"))
+
+    @field_validator("employment_split")
+    @classmethod
+    def _split(cls, value: str) -> str:
+        return _one_of(value, ("equal", "none"))
+
+    @field_validator("cluster_level")
+    @classmethod
+    def _cluster(cls, value: str) -> str:
+        return _one_of(value, ("major", "minor"))
+
+    @field_validator("sensitivity_thresholds")
+    @classmethod
+    def _thresholds(cls, value: list[int]) -> list[int]:
+        if not value or min(value) < 1:
+            raise ValueError("expected one or more thresholds, each at least 1")
+        return value
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> PipelineSettings:
+        """The settings the environment gives (`WORKBANK_<FIELD>`, see `environment_variable`); unset
+        or empty variables keep the default. A bad value is a ValueError naming its variable."""
+        return from_environment(cls, os.environ if environ is None else environ, environment_variable)
+
+    def resolve(self) -> Settings:
+        """The same values, with every path absolute and the derived defaults filled in."""
+        data_dir = _path(self.data_dir, REPO_ROOT / "data")
+        cache_dir = _path(self.cache_dir, data_dir / "cache")
+        values = self.model_dump()
+        values.update(
+            source_dir=None if self.source_dir == FETCH else _path(self.source_dir, REPO_ROOT) if self.source_dir else default_source_dir(),
+            data_dir=data_dir,
+            duckdb_path=_path(self.duckdb_path, data_dir / "warehouse.duckdb"),
+            cache_dir=cache_dir,
+            judgement_cache_path=_path(self.judgement_cache_path, cache_dir / "judgements.sqlite"),
+            output_dir=_path(self.output_dir, data_dir / "outputs"),
+            download_dir=_path(self.download_dir, data_dir / "downloads"),
+            audits_dir=_path(self.audits_dir, REPO_ROOT / "audits"),
+            sensitivity_thresholds=tuple(self.sensitivity_thresholds),
+        )
+        return Settings(**values)
+
+
+def default(field: str):
+    """A PipelineSettings field's default (METHOD.md's), for text that quotes it."""
+    return PipelineSettings.model_fields[field].default
+
+
+@functools.cache
+def settings_at_load() -> PipelineSettings:
+    """The settings this process's environment gives, read once: the definitions are built with them
+    (definitions.py, dbt's parse), and the runner and the CLI, which work outside a Dagster run, use
+    the same object."""
+    return PipelineSettings.from_env()
+
+
+# The variables whose names are not `WORKBANK_` + the field's name in capitals (kept as documented).
+_ENVIRONMENT_NAMES = {
+    "judgement_cache_path": "WORKBANK_JUDGEMENT_CACHE",
+    "n_candidate_occupations": "WORKBANK_CANDIDATE_OCCUPATIONS",
+}
+
+
+def environment_variable(field: str) -> str:
+    """The environment variable of a PipelineSettings field."""
+    return _ENVIRONMENT_NAMES.get(field, f"WORKBANK_{field.upper()}")
+
+
+def _parse(raw: str, annotation) -> object:
+    """An environment string as the field's type; a ValueError says what was expected."""
+    kind = typing.get_origin(annotation) or annotation
+    if kind is list:
+        return [_parse(part.strip(), typing.get_args(annotation)[0]) for part in raw.split(",") if part.strip()]
+    if kind is int:
+        try:
+            number = float(raw)
+        except ValueError:
+            raise ValueError("expected a whole number") from None
+        if number != int(number):
+            raise ValueError("expected a whole number")
+        return int(number)
+    if kind is float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError("expected a number") from None
+    return raw
+
+
+def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> dg.ConfigurableResource:
+    """A resource of class `cls` with each field set from the environment variable `variable_of(field)`
+    when that variable is set and not empty (fields in `given` are set so instead); a bad value is a
+    ValueError naming its variable."""
+    hints = typing.get_type_hints(cls)
+    values, sources = dict(given), {}
+    for name in cls.model_fields:
+        if name in given:
+            continue
+        variable = variable_of(name)
+        raw = environ.get(variable)
+        if raw is None or raw == "":
+            continue
+        try:
+            values[name] = _parse(raw, hints[name])
+        except ValueError as exc:
+            raise ValueError(f"setting {variable}={raw!r}: {exc}") from None
+        sources[name] = (variable, raw)
+    try:
+        return cls(**values)
+    except pydantic.ValidationError as exc:
+        error = exc.errors()[0]
+        name = str(error["loc"][0]) if error["loc"] else ""
+        variable, raw = sources.get(name, (name, values.get(name)))
+        raise ValueError(f"setting {variable}={raw!r}: {error['msg'].removeprefix('Value error, ')}") from None
+
+
 @dataclass(frozen=True)
 class Settings:
-    # Where the source files are read from. None means: fetch them from upstream into `download_dir`.
-    source_dir: Path | None
+    """PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take. Its
+    fields are the resource's; the defaults and their descriptions live there, not here."""
+
+    source_dir: Path | None  # None: fetch the sources into download_dir
     data_dir: Path
     duckdb_path: Path
     cache_dir: Path
@@ -70,30 +264,23 @@ class Settings:
     output_dir: Path
     download_dir: Path
     audits_dir: Path
-    # METHOD.md §4: a task is covered when n_prompts >= coverage_threshold.
-    coverage_threshold: int = 5
-    sensitivity_thresholds: tuple[int, ...] = (1, 3, 5, 10)
-    # METHOD.md §3: whose labels feed marts.fct_prompt_task_labels.
-    active_labeler: str = EMBEDDED_LABELER
-    # METHOD.md §2: Eloundou exposure rater (human | gpt4) and definition (e1 | e1_e2).
-    exposure_rater: str = "human"
-    exposure_definition: str = "e1_e2"
-    # METHOD.md §2: how an OEWS code's employment is shared among O*NET occupations (equal | none).
-    employment_split: str = "equal"
-    hours_per_year: int = 2080
-    hours_per_day: float = 7.0
-    # METHOD.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.
-    cluster_level: str = "major"
-    # METHOD.md §6: a task needs at least k scored prompts to enter an O*NET-weighted score.
-    min_prompts_per_task: int = 5
-    # Embedded judge.
-    embedding_model: str = "all-MiniLM-L6-v2"
-    embed_batch_size: int = 64
-    judge_occupations: int = 4
-    min_label_similarity: float = 0.25
-    n_candidate_occupations: int = 5
-    candidates_per_occupation: int = 6
-    candidates_nearest: int = 10
+    coverage_threshold: int
+    sensitivity_thresholds: tuple[int, ...]
+    active_labeler: str
+    exposure_rater: str
+    exposure_definition: str
+    employment_split: str
+    hours_per_year: int
+    hours_per_day: float
+    cluster_level: str
+    min_prompts_per_task: int
+    embedding_model: str
+    embed_batch_size: int
+    judge_occupations: int
+    min_label_similarity: float
+    n_candidate_occupations: int
+    candidates_per_occupation: int
+    candidates_nearest: int
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -129,52 +316,3 @@ class Settings:
             out[key] = str(value) if isinstance(value, Path) else value
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out
-
-
-def load_settings() -> Settings:
-    env = os.environ
-    source_raw = env.get("WORKBANK_SOURCE_DIR")
-    if source_raw is None:
-        source_dir = default_source_dir()
-    elif source_raw.strip().lower() in ("", "none", "fetch"):
-        source_dir = None
-    else:
-        source_dir = _path(source_raw, REPO_ROOT)
-        if not source_dir.is_dir():
-            raise ValueError(f"setting WORKBANK_SOURCE_DIR={source_raw!r}: no such directory")
-    data_dir = _path(env.get("WORKBANK_DATA_DIR"), REPO_ROOT / "data")
-    duckdb_raw = env.get("WORKBANK_DUCKDB_PATH") or ""
-    if duckdb_raw.lower().startswith(("md:", "motherduck:")) or duckdb_raw == ":memory:":
-        # Path() would quietly turn "md:workbank" into a file named so under the repository.
-        raise ValueError(
-            f"setting WORKBANK_DUCKDB_PATH={duckdb_raw!r}: expected a DuckDB file path; the Python assets open the "
-            "warehouse as a local file, so MotherDuck and in-memory databases are not supported (docs/scaling.md, section 2)"
-        )
-    settings = Settings(
-        source_dir=source_dir,
-        data_dir=data_dir,
-        duckdb_path=_path(env.get("WORKBANK_DUCKDB_PATH"), data_dir / "warehouse.duckdb"),
-        cache_dir=_path(env.get("WORKBANK_CACHE_DIR"), data_dir / "cache"),
-        judgement_cache_path=_path(
-            env.get("WORKBANK_JUDGEMENT_CACHE"), _path(env.get("WORKBANK_CACHE_DIR"), data_dir / "cache") / "judgements.sqlite"
-        ),
-        output_dir=_path(env.get("WORKBANK_OUTPUT_DIR"), data_dir / "outputs"),
-        download_dir=_path(env.get("WORKBANK_DOWNLOAD_DIR"), data_dir / "downloads"),
-        audits_dir=_path(env.get("WORKBANK_AUDITS_DIR"), REPO_ROOT / "audits"),
-        coverage_threshold=env_int("WORKBANK_COVERAGE_THRESHOLD", 5),
-        active_labeler=env.get("WORKBANK_ACTIVE_LABELER") or EMBEDDED_LABELER,
-        exposure_rater=_choice("WORKBANK_EXPOSURE_RATER", "human", ("human", "gpt4")),
-        exposure_definition=_choice("WORKBANK_EXPOSURE_DEFINITION", "e1_e2", ("e1", "e1_e2")),
-        employment_split=_choice("WORKBANK_EMPLOYMENT_SPLIT", "equal", ("equal", "none")),
-        cluster_level=_choice("WORKBANK_CLUSTER_LEVEL", "major", ("major", "minor")),
-        min_prompts_per_task=env_int("WORKBANK_MIN_PROMPTS_PER_TASK", 5),
-        embed_batch_size=env_int("WORKBANK_EMBED_BATCH_SIZE", 64),
-        judge_occupations=env_int("WORKBANK_JUDGE_OCCUPATIONS", 4),
-        min_label_similarity=env_float("WORKBANK_MIN_LABEL_SIMILARITY", 0.25),
-        n_candidate_occupations=env_int("WORKBANK_CANDIDATE_OCCUPATIONS", 5),
-        candidates_per_occupation=env_int("WORKBANK_CANDIDATES_PER_OCCUPATION", 6),
-        candidates_nearest=env_int("WORKBANK_CANDIDATES_NEAREST", 10),
-    )
-    if settings.coverage_threshold < 1:
-        raise ValueError("setting WORKBANK_COVERAGE_THRESHOLD: expected at least 1")
-    return settings

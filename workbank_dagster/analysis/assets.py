@@ -7,7 +7,7 @@ from .. import warehouse
 from ..common import table_metadata
 from ..progress import reporter
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings
 from .columns import TABLES, column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from .regressions import coverage_logit, importance_logit
@@ -77,8 +77,8 @@ def _tasks(con) -> pd.DataFrame:
     pool="warehouse",
     name="coverage_regression",
 )
-def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-    settings = load_settings()
+def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
     fit = coverage_logit(tasks, cluster_level=settings.cluster_level)
@@ -96,8 +96,8 @@ def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: Warehou
     pool="warehouse",
     name="importance_regression",
 )
-def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-    settings = load_settings()
+def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
     fit = importance_logit(tasks, cluster_level=settings.cluster_level)
@@ -119,8 +119,8 @@ LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", 
     pool="warehouse",
     name="coverage_sensitivity",
 )
-def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-    settings = load_settings()
+def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
         families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
@@ -191,8 +191,8 @@ SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_ta
     pool="warehouse",
     name="model_scores",
 )
-def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
-    settings = load_settings()
+def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results").df()
         labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()

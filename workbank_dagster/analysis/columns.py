@@ -9,7 +9,7 @@ column)` looks for a table-specific entry first, then the shared one.
 
 from __future__ import annotations
 
-from ..settings import Settings
+from ..settings import default
 
 TABLES = {
     "coverage_logit_coefs": "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).",
@@ -48,7 +48,7 @@ SHARED = {
     "statistic": "Name of the statistic.",
     "n_prompts": "Distinct prompts labeled with the task (all benchmarks).",
     "covered": "n_prompts at or above the coverage threshold.",
-    "hours": f"US work hours per year on the task(s): employment x {Settings.hours_per_year:,} h x time share.",
+    "hours": f"US work hours per year on the task(s): employment x {default('hours_per_year'):,} h x time share.",
     "mean_desire": "Mean worker automation desire (WORKBank, 1-5).",
     "mean_capability": "Mean expert-rated automation capacity (WORKBank, 1-5).",
     "zone": "WORKBank zone at 3.0 on desire and capability: Green Light, Red Light, R&D Opportunity, Low Priority.",

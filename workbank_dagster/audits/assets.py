@@ -1,5 +1,7 @@
 """A user's own audit as a partitioned asset (one partition per audits/<slug>.csv), and the audit catalog."""
 
+from pathlib import Path
+
 import dagster as dg
 import pandas as pd
 
@@ -8,22 +10,22 @@ from ..common import SLUG_PATTERN, file_sha256, table_metadata
 from ..labeling.matching import LabelingRuntime, match_texts
 from ..partitions import audits_partitions
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings, Settings
 from ..sources.benchmarks import check_slug
 from .tables import audit_table, read_audit
 
 
-def audit_files() -> dict[str, str]:
-    folder = load_settings().audits_dir
+def audit_files(folder: Path) -> dict[str, str]:
+    """Hash per audit slug: audits/<slug>.csv."""
     if not folder.is_dir():
         return {}
     return {p.stem: file_sha256(p) for p in sorted(folder.glob("*.csv")) if SLUG_PATTERN.match(p.stem)}
 
 
-def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtime: LabelingRuntime) -> pd.DataFrame:
+def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtime: LabelingRuntime, settings: Settings) -> pd.DataFrame:
     """The embedded judge's top task for each free-text row (row, task_id, match_score)."""
     free = frame[frame["task_id"].isna()]
-    matches = match_texts(free["input_task"].astype(str).tolist(), warehouse_db, runtime, source="audit")
+    matches = match_texts(free["input_task"].astype(str).tolist(), warehouse_db, runtime, settings, source="audit")
     rows = [(int(row), labels[0][0], labels[0][1]) for row, labels in zip(free["row"], matches) if labels]
     return pd.DataFrame(rows, columns=["row", "task_id", "match_score"])
 
@@ -40,8 +42,10 @@ def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtim
     description="An organisation's own tasks (audits/<slug>.csv: O*NET task IDs or free text mapped by the embedded "
     "judge, optional desire and capability) with their zones, benchmark coverage and unbenchmarked tasks.",
 )
-def user_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
-    settings = load_settings()
+def user_audit(
+    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
+) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     tasks = warehouse_db.query(
         "select d.task_id, d.task, d.onet_soc_code, c.n_prompts, c.covered from marts.dim_task d join marts.fct_task_coverage c using (task_id)"
     )
@@ -49,7 +53,7 @@ def user_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     for key in context.partition_keys:
         path = settings.audits_dir / f"{check_slug(key, 'audit partition')}.csv"
         frame = read_audit(path)
-        table = audit_table(key, frame, match_free_text(frame, warehouse_db, labeling_runtime), tasks, path)
+        table = audit_table(key, frame, match_free_text(frame, warehouse_db, labeling_runtime, settings), tasks, path)
         with warehouse_db.connect() as con:
             warehouse.replace_rows(con, "analysis", "user_audit", table, {"audit": key})
         written[key] = table

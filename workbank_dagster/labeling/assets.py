@@ -13,7 +13,7 @@ from ..common import table_metadata
 from ..fingerprint import code_sha256
 from ..partitions import benchmarks_partitions
 from ..resources import ChatModelResource, WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings, Settings
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
 from .judges import EmbeddedJudgeV4
@@ -88,9 +88,8 @@ def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
     return title_rows(occupations, alternate, reported)
 
 
-def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: LabelingRuntime) -> OccupationKnowledge:
+def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: LabelingRuntime, settings: Settings) -> OccupationKnowledge:
     """Titles, technology and the prior of judge v4, built once per run (in `runtime`) for given inputs."""
-    settings = load_settings()
     titles = title_frame(warehouse_db)
     technology = _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills")
     path = prior_path(settings)
@@ -213,9 +212,11 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
     description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
     "embedding store, outside the warehouse): the corpus that candidate retrieval searches.",
 )
-def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
+def task_index(
+    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
+) -> dg.MaterializeResult:
     started = time.perf_counter()
-    embeddings = labeling_runtime.embeddings(context)
+    embeddings = labeling_runtime.embeddings(pipeline_settings.resolve(), context)
     index = labeling_runtime.task_index(warehouse_db, embeddings)
     return dg.MaterializeResult(
         metadata={
@@ -245,13 +246,15 @@ def task_index(context: dg.AssetExecutionContext, warehouse_db: WarehouseResourc
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the SHA-256 of the training texts.",
 )
-def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime) -> dg.MaterializeResult:
-    settings = load_settings()
+def occupation_prior(
+    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
+) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     started = time.perf_counter()
     texts = prior_training_texts(warehouse_db)
     digest = texts_sha256(texts)
     path = prior_path(settings)
-    embeddings = labeling_runtime.embeddings(context)
+    embeddings = labeling_runtime.embeddings(settings, context)
     refitted = False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
         index = labeling_runtime.task_index(warehouse_db, embeddings)
@@ -282,11 +285,13 @@ def occupation_prior(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     pool="warehouse",
     name="embedded_judge_labels",
 )
-def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime):
+def embedded_judge_labels(
+    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
+):
     """Judges v4 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
-    settings = load_settings()
+    settings = pipeline_settings.resolve()
     started = time.perf_counter()
-    embeddings = labeling_runtime.embeddings(context)
+    embeddings = labeling_runtime.embeddings(settings, context)
     v3, v4 = embedded_judge(settings), embedded_judge_v4()
     keys = list(context.partition_keys)
     prompts = partition_prompts(warehouse_db, keys)
@@ -312,7 +317,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, warehouse_db: Wareh
             write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:
             mine = _subset(embedded, stale[v4.labeler])
-            knowledge = load_knowledge(warehouse_db, index, labeling_runtime)
+            knowledge = load_knowledge(warehouse_db, index, labeling_runtime, settings)
             retrieved = retrieve_v4(mine, index, knowledge, v4, settings, progress=embeddings.progress)
             decided = v4.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
             labels, judgements = judgement_rows(retrieved, decided, v4.labeler)
@@ -427,7 +432,7 @@ def llm_candidates(
 ) -> Retrieved:
     """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime), embedded_judge_v4(), settings)
+    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime, settings), embedded_judge_v4(), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
@@ -473,17 +478,22 @@ def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int,
     name="llm_judge_labels",
 )
 def llm_judge_labels(
-    context: dg.AssetExecutionContext, config: LLMLabelsConfig, warehouse_db: WarehouseResource, chat_model: ChatModelResource, labeling_runtime: LabelingRuntime
+    context: dg.AssetExecutionContext,
+    config: LLMLabelsConfig,
+    warehouse_db: WarehouseResource,
+    chat_model: ChatModelResource,
+    labeling_runtime: LabelingRuntime,
+    pipeline_settings: PipelineSettings,
 ):
     """Labels by a chat model over the shared candidates. Every judgement is cached as it arrives; a run
     that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
-    settings = load_settings()
-    embeddings = labeling_runtime.embeddings(context)
+    settings = pipeline_settings.resolve()
+    embeddings = labeling_runtime.embeddings(settings, context)
     index = labeling_runtime.task_index(warehouse_db, embeddings)
     keys = list(context.partition_keys)
     retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, labeling_runtime)
     items = llm_items(retrieved, index)
-    judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), log=context.log.warning)
+    judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), api_key=chat_model.api_key, log=context.log.warning)
     if config.mode == "batch":
         try:
             report = judge.judge_by_batch(items, poll_s=config.batch_poll_seconds, max_wait_s=config.batch_max_wait_seconds)

@@ -30,7 +30,6 @@ import concurrent.futures
 import email.utils
 import hashlib
 import json
-import os
 import random
 import threading
 import time
@@ -91,7 +90,6 @@ class SpendCapReached(RuntimeError):
 class LLMSettings:
     model: str = "gpt-4o-mini"
     base_url: str | None = None  # None: the OpenAI API
-    api_key_env: str = "OPENAI_API_KEY"
     temperature: float = 0.0
     timeout_s: float = 60.0  # every API call's time-out (the client's)
     max_attempts: int = 5  # per API call (the client retries max_attempts - 1 times) and per prompt (asking again)
@@ -261,14 +259,13 @@ def retry_after_seconds(headers) -> float | None:
     return None
 
 
-def make_client(settings: LLMSettings):
+def make_client(settings: LLMSettings, api_key: str | None):
     import openai
 
-    key = os.environ.get(settings.api_key_env)
-    if not key:
-        raise RuntimeError(f"the LLM judge needs an API key in ${settings.api_key_env}")
+    if not api_key:
+        raise RuntimeError("the LLM judge needs an API key (the chat_model resource's api_key, $OPENAI_API_KEY by default)")
     # Every call is retried by the client (Retry-After, backoff); the judge only asks again after a bad answer.
-    return openai.OpenAI(api_key=key, base_url=settings.base_url, max_retries=max(settings.max_attempts - 1, 0), timeout=settings.timeout_s)
+    return openai.OpenAI(api_key=api_key, base_url=settings.base_url, max_retries=max(settings.max_attempts - 1, 0), timeout=settings.timeout_s)
 
 
 class LLMJudge:
@@ -276,13 +273,14 @@ class LLMJudge:
         self,
         settings: LLMSettings,
         cache: JudgementCache,
-        client_factory: Callable[[LLMSettings], object] = make_client,
+        api_key: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         log: Callable[[str], None] = lambda message: None,
     ) -> None:
+        """`api_key` is only needed once a request is sent (a dry run's `estimate` sends none)."""
         self.settings = settings
+        self._api_key = api_key
         self.cache = cache
-        self._client_factory = client_factory
         self._client = None
         self._sleep = sleep
         self._log = log
@@ -295,7 +293,7 @@ class LLMJudge:
     @property
     def client(self):
         if self._client is None:
-            self._client = self._client_factory(self.settings)
+            self._client = make_client(self.settings, self._api_key)
         return self._client
 
     # --- planning -----------------------------------------------------------------------------

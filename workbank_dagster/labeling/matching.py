@@ -23,7 +23,7 @@ from pydantic import PrivateAttr
 from ..common import prompt_hash
 from ..progress import reporter
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import Settings
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
 from .judges import EmbeddedJudgeV3, EmbeddedJudgeV4
@@ -31,9 +31,8 @@ from .labels import EmbeddedPrompts, Embeddings, Retrieved, build_task_index, em
 from .retrieval import TaskIndex
 
 
-def embeddings_service(context: dg.AssetExecutionContext | None = None) -> Embeddings:
+def embeddings_service(settings: Settings, context: dg.AssetExecutionContext | None = None) -> Embeddings:
     """The embedding store and model; with a context, embedding reports its progress to the run log."""
-    settings = load_settings()
     store = EmbeddingStore(settings.cache_dir / "embeddings.sqlite")
     return Embeddings(
         store=store,
@@ -62,8 +61,8 @@ class LabelingRuntime(dg.ConfigurableResource):
 
     _memo: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
 
-    def embeddings(self, context: dg.AssetExecutionContext | None = None) -> Embeddings:
-        return embeddings_service(context)
+    def embeddings(self, settings: Settings, context: dg.AssetExecutionContext | None = None) -> Embeddings:
+        return embeddings_service(settings, context)
 
     def memoized(self, name: str, key, build):
         """`build()`, or what it returned last time for the same `key` (one entry per `name`)."""
@@ -102,7 +101,7 @@ def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progre
 
 
 def match_texts(
-    texts: Sequence[str], warehouse_db: WarehouseResource, runtime: LabelingRuntime, *, source: str = "text"
+    texts: Sequence[str], warehouse_db: WarehouseResource, runtime: LabelingRuntime, settings: Settings, *, source: str = "text"
 ) -> list[list[tuple[int, float]]]:
     """The O*NET tasks each text exercises, by judge v3's rule: (task_id, score) pairs, best first.
 
@@ -110,8 +109,7 @@ def match_texts(
     model reads English only). `source` names the texts in the embedding store's bookkeeping."""
     if not len(texts):
         return []
-    settings = load_settings()
-    embeddings = runtime.embeddings()
+    embeddings = runtime.embeddings(settings)
     index = runtime.task_index(warehouse_db, embeddings)
     prompts = pd.DataFrame(
         {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [prompt_hash(t) for t in texts]}

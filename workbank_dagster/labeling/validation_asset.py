@@ -8,7 +8,7 @@ import pandas as pd
 from .. import warehouse
 from ..common import table_metadata
 from ..resources import WarehouseResource
-from ..settings import REPO_ROOT, load_settings
+from ..settings import REPO_ROOT, PipelineSettings
 from .assets import LABELING_SCHEMA, judgements_table, labels_table
 from .validation import REFERENCE_LEVELS, dev_gold, read_reference, read_split, score_against_dev, score_against_reference, statement_groups
 
@@ -52,8 +52,8 @@ def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
     "top-1, occupation precision, labels per labeled prompt, abstained share; Wilson 95% intervals) and against the "
     "reference set (precision/recall by exact task ID, same statement, DWA, occupation, family).",
 )
-def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         tasks = con.execute("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements").df()
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()

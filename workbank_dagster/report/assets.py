@@ -16,7 +16,7 @@ from ..analysis.columns import TABLES as ANALYSIS_TABLES
 from ..common import file_sha256
 from ..fingerprint import fingerprint
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings
 from ..sources.registry import SOURCES
 from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
 from .attribution import benchmark_sources, reference_sources
@@ -48,8 +48,8 @@ def _asset_descriptions() -> dict[str, str]:
 
 
 @dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, kinds={"json"}, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **COMMON)
-def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         numbers = headline_numbers(con, settings)
     # Key order is the reading order of the numbers (not sorted).
@@ -64,8 +64,8 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource)
     description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv.",
     **COMMON,
 )
-def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    folder = load_settings().output_dir / "tables"
+def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    folder = pipeline_settings.resolve().output_dir / "tables"
     with warehouse_db.connect() as con:
         written = export_tables(con, folder)
     write_json_atomic(folder / "exports.json", written.to_dict("records"))
@@ -98,8 +98,8 @@ def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path)
     description="data/outputs/tables/DATA_DICTIONARY.md (+ .csv, + dbt_docs.html): every exported table and column, from `dbt docs generate`.",
     **COMMON,
 )
-def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     folder = settings.output_dir / "tables"
     with warehouse_db.connect() as con:
         types = column_types(con)
@@ -157,8 +157,8 @@ DOWNLOADS = [
     description="data/outputs/report/index.html (self-contained, works from disk) and an SVG of each figure in report/figures/.",
     **COMMON,
 )
-def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
     folder = settings.output_dir / "report"
     headline_path = settings.output_dir / "headline.json"
     with warehouse_db.connect() as con:

@@ -374,8 +374,30 @@ def interval_text(coverage: dict) -> str:
     )
 
 
+def settings_table() -> str:
+    """Every field of the two configurable resources: its environment variable, default and meaning."""
+    from ..resources import ChatModelResource
+    from ..settings import PipelineSettings, environment_variable
+
+    def shown(value) -> str:
+        if isinstance(value, list):
+            return "`" + ",".join(str(v) for v in value) + "`"
+        return "" if value in ("", None) else f"`{value}`"
+
+    rows = []
+    for resource, variable_of in ((PipelineSettings, environment_variable), (ChatModelResource, lambda name: f"WORKBANK_LLM_{name.upper()}")):
+        key = "pipeline_settings" if resource is PipelineSettings else "chat_model"
+        for name, field in resource.model_fields.items():
+            if name == "api_key":
+                rows.append([f"`{key}.{name}`", "`OPENAI_API_KEY` (`WORKBANK_LLM_API_KEY_ENV` names another)", "", str(field.description)])
+                continue
+            rows.append([f"`{key}.{name}`", f"`{variable_of(name)}`", shown(field.default), str(field.description)])
+    return _table(["resource field", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])
+
+
 def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None) -> dict[str, str]:
     out: dict[str, Callable[[], str]] = {
+        "settings": settings_table,
         "headline": lambda: headline_table(run),
         "validation": lambda: validation_table(run),
         "analysis": lambda: analysis_table(run),

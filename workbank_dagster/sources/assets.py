@@ -9,7 +9,7 @@ import dagster as dg
 from .. import warehouse
 from ..common import file_sha256, table_metadata
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings, Settings
 from . import load_memo
 from .fetch import ensure_source
 from .registry import SOURCES, Source
@@ -17,9 +17,8 @@ from .registry import SOURCES, Source
 RAW_SCHEMA = "raw"
 
 
-def source_path(relative: str) -> Path:
+def source_path(relative: str, settings: Settings) -> Path:
     """Where a source file is read: the configured folder, or (no folder) its fetched upstream copy."""
-    settings = load_settings()
     if settings.source_dir is None:
         return ensure_source(relative, settings.download_dir)
     return settings.source_dir / relative
@@ -41,8 +40,8 @@ def _file_asset(source: Source) -> dg.AssetsDefinition:
             )
         ],
     )
-    def _observe():
-        path = source_path(source.path)
+    def _observe(pipeline_settings: PipelineSettings):
+        path = source_path(source.path, pipeline_settings.resolve())
         digest = file_sha256(path) if path.is_file() else "missing"
         yield dg.ObserveResult(asset_key=key, data_version=dg.DataVersion(digest), metadata={"sha256": digest, "path": str(path)})
 
@@ -60,8 +59,8 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         pool="warehouse",
         metadata={"source_file": source.path, "origin": source.origin, "licence": source.licence},
     )
-    def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-        path = source_path(source.path)
+    def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+        path = source_path(source.path, pipeline_settings.resolve())
         digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
         frame, parsed = load_memo.reuse_or_parse(
             warehouse_db, RAW_SCHEMA, source.table, digest,

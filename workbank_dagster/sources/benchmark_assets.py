@@ -16,7 +16,7 @@ from .. import warehouse
 from ..common import file_sha256, table_metadata
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings
 from . import load_memo
 from .assets import RAW_SCHEMA
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
@@ -82,8 +82,8 @@ PARTITIONED_SOURCE = {
     description="Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
     "Every malformed line is rejected with its file and line.",
 )
-def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
 
     def parse(key: str, path, digest: str) -> pd.DataFrame:
         if not path.is_file():
@@ -112,8 +112,8 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     description="Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
     "extra columns as JSON. A benchmark without published results has no rows.",
 )
-def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    settings = load_settings()
+def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
 
     def parse(key: str, path, digest: str) -> pd.DataFrame:
         if not path.is_file():

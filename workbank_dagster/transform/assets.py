@@ -9,11 +9,11 @@ from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
 from ..resources import WarehouseResource
-from ..settings import load_settings
+from ..settings import PipelineSettings, settings_at_load
 from .metadata import model_metadata
 from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, prune_build_dirs, translator
 
-ensure_manifest()
+ensure_manifest(settings_at_load().resolve())
 
 
 class UnknownActiveLabeler(dg.Failure):
@@ -45,10 +45,11 @@ def check_active_labeler(warehouse_db: WarehouseResource, labeler: str) -> None:
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=translator, pool="warehouse", name="dbt_models")
-def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource):
-    check_active_labeler(warehouse_db, load_settings().active_labeler)
+def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
+    check_active_labeler(warehouse_db, settings.active_labeler)
     point_dbt_at(warehouse_db.path)
-    invocation = dbt.cli(dbt_build_args(load_settings()), context=context)
+    invocation = dbt.cli(dbt_build_args(settings), context=context)
     try:
         yield from with_warehouse_metadata(invocation, warehouse_db)
     finally:

@@ -19,7 +19,7 @@ import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject
 from packaging import version
 
-from ..settings import DBT_PROJECT_DIR, Settings, load_settings
+from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
 
 os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
@@ -67,7 +67,7 @@ def _sources_newer_than(target: Path) -> bool:
     return any(p.is_file() and p.stat().st_mtime > built for p in watched)
 
 
-def ensure_manifest() -> Path:
+def ensure_manifest(settings: Settings | None = None) -> Path:
     """Run `dbt parse` when the manifest is missing or older than the project's files.
 
     Several processes may import the definitions at once (the webserver's code server, a run, a
@@ -85,7 +85,7 @@ def ensure_manifest() -> Path:
             return manifest
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
-        settings = load_settings()
+        settings = settings or settings_at_load().resolve()
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "WORKBANK_DUCKDB_PATH": str(settings.duckdb_path)}
         with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
             completed = subprocess.run(
