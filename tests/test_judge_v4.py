@@ -12,7 +12,7 @@ import pytest
 
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4
 from workbank_dagster.labeling.prior import OccupationPrior, texts_sha256, training_texts
-from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
+from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
 from workbank_dagster.labeling.validation import (
@@ -222,7 +222,7 @@ def test_family_narrowing_orders_the_best_family_first_and_probabilities_sum():
     prompt = index.task_vectors[[0]]
     # A boost makes the two family-43 occupations together likelier than the single best one.
     boosts = sp.csr_matrix(np.array([[0.0, 0.0, 2.9, 2.9]], dtype=np.float32))
-    candidates = index.retrieve(["a prompt"], prompt, np.zeros_like(prompt), np.zeros(1, bool), [None], n_occupations=4,
+    candidates = index.retrieve(PromptRows(["a prompt"], prompt, np.zeros_like(prompt), np.zeros(1, bool), [None]), n_occupations=4,
                                 narrowing=Narrowing(temperature=1.0, family=5.0), boosts=boosts)
     families = [index.occupation_codes[o][:2] for o in candidates.occupations[0]]
     assert families[:2] == ["43", "43"]

@@ -49,10 +49,13 @@ def _path(value: str, default: Path) -> Path:
     return path if path.is_absolute() else (REPO_ROOT / path)
 
 
-def _one_of(value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"expected one of {', '.join(allowed)}, not {value!r}")
-    return value
+# The fields that take one of a few values (METHOD.md §2 and §5).
+CHOICES = {
+    "exposure_rater": ("human", "gpt4"),
+    "exposure_definition": ("e1", "e1_e2"),
+    "employment_split": ("equal", "none"),
+    "cluster_level": ("major", "minor"),
+}
 
 
 class PipelineSettings(dg.ConfigurableResource):
@@ -126,25 +129,13 @@ class PipelineSettings(dg.ConfigurableResource):
             )
         return value
 
-    @field_validator("exposure_rater")
+    @field_validator(*CHOICES)
     @classmethod
-    def _rater(cls, value: str) -> str:
-        return _one_of(value, ("human", "gpt4"))
-
-    @field_validator("exposure_definition")
-    @classmethod
-    def _definition(cls, value: str) -> str:
-        return _one_of(value, ("e1", "e1_e2"))
-
-    @field_validator("employment_split")
-    @classmethod
-    def _split(cls, value: str) -> str:
-        return _one_of(value, ("equal", "none"))
-
-    @field_validator("cluster_level")
-    @classmethod
-    def _cluster(cls, value: str) -> str:
-        return _one_of(value, ("major", "minor"))
+    def _one_of_the_choices(cls, value: str, info: pydantic.ValidationInfo) -> str:
+        allowed = CHOICES[info.field_name]
+        if value not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}, not {value!r}")
+        return value
 
     @field_validator("sensitivity_thresholds")
     @classmethod

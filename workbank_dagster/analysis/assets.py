@@ -40,6 +40,16 @@ def _spec(name: str, deps) -> dg.AssetSpec:
     return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=TABLES[name], **COMMON)
 
 
+def analysis_step(name: str, tables: list[str], deps):
+    """An analysis step: one multi-asset that writes `analysis.<table>` for each of `tables`."""
+    return dg.multi_asset(specs=[_spec(table, deps) for table in tables], pool="warehouse", name=name)
+
+
+def _read_tasks(warehouse_db: WarehouseResource) -> pd.DataFrame:
+    with warehouse_db.connect() as con:
+        return _tasks(con)
+
+
 def _write(warehouse_db: WarehouseResource, tables: dict[str, pd.DataFrame]):
     """Write the computed tables in one short connection, then report them.
 
@@ -68,39 +78,20 @@ def _tasks(con) -> pd.DataFrame:
     return frame
 
 
-@dg.multi_asset(
-    specs=[
-        _spec("coverage_logit_coefs", TASK_DEPS),
-        _spec("coverage_logit_curve", TASK_DEPS),
-        _spec("coverage_logit_ratio", TASK_DEPS),
-    ],
-    pool="warehouse",
-    name="coverage_regression",
-)
+@analysis_step("coverage_regression", ["coverage_logit_coefs", "coverage_logit_curve", "coverage_logit_ratio"], TASK_DEPS)
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    settings = pipeline_settings.resolve()
-    with warehouse_db.connect() as con:
-        tasks = _tasks(con)
-    fit = coverage_logit(tasks, cluster_level=settings.cluster_level)
+    tasks = _read_tasks(warehouse_db)
+    fit = coverage_logit(tasks, cluster_level=pipeline_settings.cluster_level)
     ratio = pd.DataFrame(
         [{"statistic": "exposure_coverage_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "n_clusters": fit.n_clusters, "n_tasks_without_exposure_or_wage": fit.n_dropped_unlabeled}]
     )
     yield from _write(warehouse_db, {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio})
 
 
-@dg.multi_asset(
-    specs=[
-        _spec("importance_logit", TASK_DEPS),
-        _spec("importance_logit_ratio", TASK_DEPS),
-    ],
-    pool="warehouse",
-    name="importance_regression",
-)
+@analysis_step("importance_regression", ["importance_logit", "importance_logit_ratio"], TASK_DEPS)
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    settings = pipeline_settings.resolve()
-    with warehouse_db.connect() as con:
-        tasks = _tasks(con)
-    fit = importance_logit(tasks, cluster_level=settings.cluster_level)
+    tasks = _read_tasks(warehouse_db)
+    fit = importance_logit(tasks, cluster_level=pipeline_settings.cluster_level)
     ratio = pd.DataFrame(
         [{"statistic": "importance_top_bottom_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "occupations_kept": fit.occupations_kept, "occupations_dropped": fit.occupations_dropped}]
     )
@@ -110,15 +101,7 @@ def importance_regression(context: dg.AssetExecutionContext, warehouse_db: Wareh
 LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
 
 
-@dg.multi_asset(
-    specs=[
-        _spec("coverage_sensitivity", LABEL_DEPS),
-        _spec("work_time_uncovered_interval", LABEL_DEPS),
-        _spec("judge_ratios", LABEL_DEPS),
-    ],
-    pool="warehouse",
-    name="coverage_sensitivity",
-)
+@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios"], LABEL_DEPS)
 def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
@@ -183,14 +166,7 @@ def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, thres
 SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]
 
 
-@dg.multi_asset(
-    specs=[
-        _spec("occupation_model_scores", SCORE_DEPS),
-        _spec("model_score_differences", SCORE_DEPS),
-    ],
-    pool="warehouse",
-    name="model_scores",
-)
+@analysis_step("model_scores", ["occupation_model_scores", "model_score_differences"], SCORE_DEPS)
 def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
@@ -206,16 +182,7 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
 WORKBANK_DEPS = [key("marts", "fct_workbank_worker_ratings"), key("marts", "fct_workbank_expert_ratings"), *TASK_DEPS]
 
 
-@dg.multi_asset(
-    specs=[
-        _spec("workbank_task_zones", WORKBANK_DEPS),
-        _spec("workbank_agency_table", WORKBANK_DEPS),
-        _spec("coverage_by_zone", WORKBANK_DEPS),
-        _spec("unbenchmarked_green_light", WORKBANK_DEPS),
-    ],
-    pool="warehouse",
-    name="workbank_audit",
-)
+@analysis_step("workbank_audit", ["workbank_task_zones", "workbank_agency_table", "coverage_by_zone", "unbenchmarked_green_light"], WORKBANK_DEPS)
 def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource):
     with warehouse_db.connect() as con:
         workers = con.execute("select task_id, automation_desire, human_agency_scale from marts.fct_workbank_worker_ratings").df()

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..common import SLUG_PATTERN, file_sha256, table_metadata
+from ..common import SLUG_PATTERN, file_sha256, table_metadata, warehouse_step
 from ..labeling.matching import LabelingRuntime, match_texts
 from ..partitions import audits_partitions
 from ..resources import WarehouseResource
@@ -35,10 +35,7 @@ def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtim
     deps=[dg.AssetKey(["marts", "dim_task"]), dg.AssetKey(["marts", "fct_task_coverage"]), dg.AssetKey(["labeling", "task_index"])],
     partitions_def=audits_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
-    group_name="analysis",
-    kinds={"python", "duckdb"},
-    owners=["team:analysis"],
-    pool="warehouse",
+    **warehouse_step("analysis", "team:analysis"),
     description="An organisation's own tasks (audits/<slug>.csv: O*NET task IDs or free text mapped by the embedded "
     "judge, optional desire and capability) with their zones, benchmark coverage and unbenchmarked tasks.",
 )
@@ -70,10 +67,7 @@ def user_audit(
 @dg.asset(
     key=["analysis", "user_audit_catalog"],
     deps=[dg.AssetKey(["analysis", "user_audit"])],
-    group_name="analysis",
-    kinds={"python", "duckdb"},
-    owners=["team:analysis"],
-    pool="warehouse",
+    **warehouse_step("analysis", "team:analysis"),
     description="The audits of this run, one row per audit partition; the rows of every audit whose file (and so partition) is "
     "gone are deleted from analysis.user_audit first. Unpartitioned, so it runs even when no audit is left.",
 )

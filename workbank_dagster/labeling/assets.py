@@ -9,7 +9,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..common import table_metadata
+from ..common import table_metadata, warehouse_step
 from ..fingerprint import code_sha256
 from ..partitions import benchmarks_partitions
 from ..resources import ChatModelResource, WarehouseResource
@@ -205,10 +205,7 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
 @dg.asset(
     key=[LABELING_SCHEMA, "task_index"],
     deps=[dg.AssetKey(["raw", "onet_task_statements"]), dg.AssetKey(["raw", "onet_occupations"])],
-    group_name="labeling",
-    kinds={"python", "sqlite"},
-    owners=["team:labeling"],
-    pool="warehouse",
+    **warehouse_step("labeling", "team:labeling", "python", "sqlite"),
     description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
     "embedding store, outside the warehouse): the corpus that candidate retrieval searches.",
 )
@@ -238,10 +235,7 @@ def task_index(
         dg.AssetKey(["raw", table])
         for table in ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
     ],
-    group_name="labeling",
-    kinds={"python", "scikit-learn"},
-    owners=["team:labeling"],
-    pool="warehouse",
+    **warehouse_step("labeling", "team:labeling", "python", "scikit-learn"),
     description="Judge v4's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the SHA-256 of the training texts.",

@@ -13,7 +13,7 @@ from .embedding_store import EmbeddingStore
 from .evidence import EvidenceWeights, OccupationEvidence
 from .judges import Judgement
 from .prior import OccupationPrior
-from .retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
+from .retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
 from .text import chunk_text, is_mostly_cjk, pool_chunks, role_phrase
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
@@ -71,6 +71,10 @@ class EmbeddedPrompts:
     has_role: np.ndarray
     unreadable: pd.DataFrame  # benchmark, prompt_id, prompt_hash, reason
 
+    def rows(self) -> PromptRows:
+        """The readable prompts as retrieval reads them."""
+        return PromptRows(self.prompts["prompt"].tolist(), self.vectors, self.role_vectors, self.has_role, self.roles)
+
 
 def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedPrompts:
     prompts = prompts.reset_index(drop=True)
@@ -102,8 +106,7 @@ class Retrieved:
 
 def retrieve_embedded(embedded: EmbeddedPrompts, index: TaskIndex, **options) -> Retrieved:
     """Candidates by the hybrid score alone (judge v3)."""
-    texts = embedded.prompts["prompt"].tolist()
-    candidates = index.retrieve(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, **options)
+    candidates = index.retrieve(embedded.rows(), **options)
     return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable)
 
 
@@ -124,9 +127,9 @@ def retrieve_narrowed(
     if narrowing.context:
         names = sorted(set(embedded.prompts["benchmark"]))
         groups = np.array([names.index(b) for b in embedded.prompts["benchmark"]], dtype=np.int64)
-        sums = index.context_sums(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, groups, len(names), **common)
+        sums = index.context_sums(embedded.rows(), groups, len(names), **common)
         context = BenchmarkContext(groups, sums, np.bincount(groups, minlength=len(names)))
-    candidates = index.retrieve(texts, embedded.vectors, embedded.role_vectors, embedded.has_role, embedded.roles, context=context, **common, **options)
+    candidates = index.retrieve(embedded.rows(), context=context, **common, **options)
     return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable, records)
 
 

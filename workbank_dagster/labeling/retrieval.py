@@ -77,6 +77,24 @@ def _meter(progress, what: str, total: int):
 
 
 @dataclass(frozen=True)
+class PromptRows:
+    """What retrieval reads of each prompt: its text, its embedding, the embedding of the role it
+    states (zeros where none), whether it states one, and the role's words."""
+
+    texts: list[str]
+    vectors: np.ndarray
+    role_vectors: np.ndarray
+    has_role: np.ndarray
+    roles: list[str | None]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, rows: slice) -> PromptRows:
+        return PromptRows(self.texts[rows], self.vectors[rows], self.role_vectors[rows], self.has_role[rows], self.roles[rows])
+
+
+@dataclass(frozen=True)
 class BenchmarkContext:
     """The first pass of the benchmark context: per benchmark, the sum of its prompts' z-scored
     occupation scores and their number; `groups[i]` is the benchmark of the i-th retrieved prompt."""
@@ -181,8 +199,9 @@ class TaskIndex:
             out[:, o] = block.mean(axis=1)
         return out
 
-    def _scores(self, texts: list[str], vectors: np.ndarray, role_vectors: np.ndarray, role_mask: np.ndarray, roles: list[str | None]):
+    def _scores(self, block: PromptRows):
         """Prompt-task similarities and the hybrid occupation score of a block of prompts."""
+        texts, vectors, role_vectors, role_mask, roles = block.texts, block.vectors, block.role_vectors, block.has_role, block.roles
         sims = vectors @ self.task_vectors.T
         lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
         score = (
@@ -210,11 +229,7 @@ class TaskIndex:
 
     def context_sums(
         self,
-        prompt_texts: list[str],
-        prompt_vectors: np.ndarray,
-        role_vectors: np.ndarray,
-        has_role: np.ndarray,
-        roles: list[str | None],
+        prompts: PromptRows,
         groups: np.ndarray,
         n_groups: int,
         *,
@@ -227,11 +242,11 @@ class TaskIndex:
         """Per group (benchmark), the sum of its prompts' z-scored occupation scores: the first pass of
         the benchmark context (see `Narrowing.context`)."""
         sums = np.zeros((n_groups, len(self.occupation_codes)))
-        meter = _meter(progress, "benchmark context", len(prompt_texts))
-        for start in range(0, len(prompt_texts), chunk):
+        meter = _meter(progress, "benchmark context", len(prompts))
+        for start in range(0, len(prompts), chunk):
             rows = slice(start, start + chunk)
-            vectors = prompt_vectors[rows]
-            _, score = self._scores(prompt_texts[rows], vectors, role_vectors[rows], has_role[rows], roles[rows])
+            vectors = prompts.vectors[rows]
+            _, score = self._scores(prompts[rows])
             np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
             meter.update(len(vectors))
         meter.close()
@@ -239,11 +254,7 @@ class TaskIndex:
 
     def retrieve(
         self,
-        prompt_texts: list[str],
-        prompt_vectors: np.ndarray,
-        role_vectors: np.ndarray,
-        has_role: np.ndarray,
-        roles: list[str | None],
+        prompts: PromptRows,
         *,
         n_occupations: int = 5,
         per_occupation: int = 6,
@@ -257,7 +268,7 @@ class TaskIndex:
     ) -> Candidates:
         # Candidates go into arrays allocated once: a small array kept per prompt, allocated between
         # the large per-chunk temporaries, pins freed heap and made memory grow ~10 KB per prompt.
-        n_prompts = len(prompt_texts)
+        n_prompts = len(prompts)
         width = n_occupations * per_occupation + n_nearest
         flat_positions = np.full((n_prompts, width), -1, dtype=np.int32)
         flat_similarity = np.zeros((n_prompts, width), dtype=np.float32)
@@ -268,11 +279,11 @@ class TaskIndex:
         probability = np.zeros((n_prompts, n_best)) if narrowing else None
         family_probability = np.zeros(n_prompts) if narrowing else None
         meter = _meter(progress, "retrieval" + (" (judge v4)" if narrowing else ""), n_prompts)
-        for start in range(0, len(prompt_texts), chunk):
+        for start in range(0, n_prompts, chunk):
             stop = start + chunk
             rows = slice(start, stop)
-            vectors = prompt_vectors[rows]
-            sims, score = self._scores(prompt_texts[rows], vectors, role_vectors[rows], has_role[rows], roles[rows])
+            vectors = prompts.vectors[rows]
+            sims, score = self._scores(prompts[rows])
             if narrowing is not None:
                 score = self._evidence(score, vectors, rows, narrowing, boosts, prior)
                 if context is not None and narrowing.context:

@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..common import table_metadata
+from ..common import table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
 from .assets import LABELING_SCHEMA, judgements_table, labels_table
@@ -44,10 +44,7 @@ def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
         dg.AssetKey(["raw", "onet_oews_crosswalk"]),
         dg.AssetKey(["raw", "onet_task_dwas"]),
     ],
-    group_name="labeling",
-    kinds={"python", "duckdb"},
-    owners=["team:labeling"],
-    pool="warehouse",
+    **warehouse_step("labeling", "team:labeling"),
     description="Each judge scored against benchmarks/labels_dev, per half of the committed split (family and occupation "
     "top-1, occupation precision, labels per labeled prompt, abstained share; Wilson 95% intervals) and against the "
     "reference set (precision/recall by exact task ID, same statement, DWA, occupation, family).",

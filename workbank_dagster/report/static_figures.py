@@ -86,6 +86,16 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
+def _finish(ax, title: str, xlabel: str, ylabel: str, *, percent_y: bool = False, **legend) -> None:
+    """Axis labels, a percent y axis if asked, a frameless legend (its options), the title at the left."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if percent_y:
+        ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
+    ax.legend(frameon=False, **legend)
+    ax.set_title(title, loc="left")
+
+
 def benchmark_map_svg(occupations: pd.DataFrame, families: pd.DataFrame, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(12, 7.5))
     fams = families[families["n_tasks"] > 0].sort_values("n_tasks", ascending=False)
@@ -121,11 +131,7 @@ def coverage_curves_svg(curve: pd.DataFrame, path: Path) -> Path:
         ax.fill_between(x, part["ci_low"].clip(lower=0), part["ci_high"].clip(upper=1), color=colour, alpha=0.18, linewidth=0)
         ax.plot(x, part["p"], color=colour, linewidth=2, label=name)
     ax.set_xscale("log")
-    ax.set_xlabel("occupation wage bill (US$, log scale)")
-    ax.set_ylabel("P(task covered)")
-    ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
-    ax.legend(frameon=False)
-    ax.set_title("Coverage by wage bill, exposed vs not (95% bands)", loc="left")
+    _finish(ax, "Coverage by wage bill, exposed vs not (95% bands)", "occupation wage bill (US$, log scale)", "P(task covered)", percent_y=True)
     return _save(fig, path)
 
 
@@ -136,11 +142,7 @@ def importance_svg(importance: pd.DataFrame, path: Path) -> Path:
         ax.errorbar(part["quintile"] + shift, part["p"], yerr=[part["p"] - part["ci_low"], part["ci_high"] - part["p"]],
                     fmt="o:", color=colour, capsize=3, label=name)
     ax.set_xticks([1, 2, 3, 4, 5])
-    ax.set_xlabel("importance quintile (1 = least important)")
-    ax.set_ylabel("adjusted P(covered)")
-    ax.yaxis.set_major_formatter(lambda v, _: f"{v:.0%}")
-    ax.legend(frameon=False)
-    ax.set_title("Coverage by task importance (occupation fixed effects)", loc="left")
+    _finish(ax, "Coverage by task importance (occupation fixed effects)", "importance quintile (1 = least important)", "adjusted P(covered)", percent_y=True)
     return _save(fig, path)
 
 
@@ -149,12 +151,10 @@ def model_scores_svg(scores: pd.DataFrame, path: Path) -> Path:
     for benchmark, part in scores.groupby("benchmark", sort=True):
         ax.scatter(part["simple_score"], part["weighted_score"], s=10, alpha=0.6, label=benchmark)
     ax.plot([0, 1], [0, 1], color="#9aa5b1", linestyle="--", linewidth=1)
-    ax.set_xlabel("simple score (mean over prompts)")
-    ax.set_ylabel("O*NET-weighted score (mean over tasks)")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
-    ax.legend(frameon=False, fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
-    ax.set_title("Weighted vs simple occupation scores", loc="left")
+    _finish(ax, "Weighted vs simple occupation scores", "simple score (mean over prompts)", "O*NET-weighted score (mean over tasks)",
+            fontsize=7, bbox_to_anchor=(1.02, 1), loc="upper left")
     return _save(fig, path)
 
 
@@ -172,10 +172,7 @@ def workbank_landscape_svg(zones: pd.DataFrame, path: Path) -> Path:
         ax.text(x, y, zone, ha="center", va="center", color="#52606d", fontweight="bold")
     ax.set_xlim(0.9, 5.1)
     ax.set_ylim(0.9, 5.1)
-    ax.set_xlabel("expert-rated automation capability")
-    ax.set_ylabel("worker automation desire")
-    ax.legend(frameon=False, loc="center left")
-    ax.set_title("WORKBank landscape, by benchmark coverage", loc="left")
+    _finish(ax, "WORKBank landscape, by benchmark coverage", "expert-rated automation capability", "worker automation desire", loc="center left")
     return _save(fig, path)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from .. import warehouse
-from ..common import file_sha256, table_metadata
+from ..common import file_sha256, table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from . import load_memo
@@ -52,11 +52,8 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
     @dg.asset(
         key=[RAW_SCHEMA, source.table],
         deps=[dg.AssetKey(["files", source.table])],
-        group_name="sources",
+        **warehouse_step("sources", "team:data-engineering"),
         description=source.description,
-        kinds={"duckdb", "python"},
-        owners=["team:data-engineering"],
-        pool="warehouse",
         metadata={"source_file": source.path, "origin": source.origin, "licence": source.licence},
     )
     def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:

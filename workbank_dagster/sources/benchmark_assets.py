@@ -8,12 +8,13 @@ goes on, so every other benchmark refreshes through the marts and the report; th
 at its end, naming the file (sources/catalog.py, report/benchmark_files_check).
 """
 
+from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..common import file_sha256, table_metadata
+from ..common import file_sha256, table_metadata, warehouse_step
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -27,11 +28,14 @@ PROMPTS_TABLE = "benchmark_prompts"
 RESULTS_TABLE = "benchmark_results"
 
 
-def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
-    """Parse and write each partition; a rejected one keeps its rows and its error is recorded.
+def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str):
+    """Parse and write each of the run's partitions; a rejected one keeps its rows and its error is recorded.
+    Returns the rows written per partition, the rows, and the step's metadata (rows per partition as
+    `counted`, and the errors).
 
     A partition whose file hash and parser are those of its recorded load keeps its rows and is
     read back rather than parsed (`load_memo`)."""
+    keys = list(context.partition_keys)
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
     frames = []
@@ -63,41 +67,43 @@ def _write_partitions(context, warehouse_db, table, keys, path_of, parse):
             f"raw.{table}: {len(errors)} benchmark file(s) rejected, their previous rows kept; {len(written)} other partition(s) written"
         )
     combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return written, combined, errors
+    return written, combined, {**table_metadata(combined), counted: dg.MetadataValue.json(written), "errors": dg.MetadataValue.json(errors)}
 
 
 PARTITIONED_SOURCE = {
     "partitions_def": benchmarks_partitions,
     "backfill_policy": dg.BackfillPolicy.single_run(),
-    "group_name": "sources",
-    "kinds": {"duckdb", "python"},
-    "owners": ["team:data-engineering"],
-    "pool": "warehouse",
+    **warehouse_step("sources", "team:data-engineering"),
 }
 
 
-@dg.asset(
-    key=[RAW_SCHEMA, PROMPTS_TABLE],
-    **PARTITIONED_SOURCE,
-    description="Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
-    "Every malformed line is rejected with its file and line.",
-)
+def parse_prompts(key: str, path: Path, digest: str) -> pd.DataFrame:
+    """A benchmark's prompts file, with its hash on every row; a missing file is an error of its partition."""
+    if not path.is_file():
+        raise SourceFormatError(path, "benchmark file not found (was it removed? delete the partition too)")
+    frame = read_benchmark_prompts(path)
+    frame["source_sha256"] = digest
+    return frame
+
+
+def parse_results(key: str, path: Path, digest: str) -> pd.DataFrame:
+    """A benchmark's results file; none published is no rows, not an error."""
+    if path.is_file():
+        return read_benchmark_results(path, key)
+    columns = {"benchmark": "string", "model": "string", "prompt_id": "string", "score": "Float64", "extra": "string"}
+    return pd.DataFrame({name: pd.array([], dtype=dtype) for name, dtype in columns.items()})
+
+
+def partitioned_source(table: str, description: str):
+    """The decorator of a per-benchmark source table `raw.<table>`."""
+    return dg.asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, description=description)
+
+
+@partitioned_source(PROMPTS_TABLE, "Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
+                    "Every malformed line is rejected with its file and line.")
 def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    settings = pipeline_settings.resolve()
-
-    def parse(key: str, path, digest: str) -> pd.DataFrame:
-        if not path.is_file():
-            raise SourceFormatError(path, "benchmark file not found (was it removed? delete the partition too)")
-        frame = read_benchmark_prompts(path)
-        frame["source_sha256"] = digest
-        return frame
-
-    written, combined, errors = _write_partitions(
-        context, warehouse_db, PROMPTS_TABLE, context.partition_keys, lambda key: settings.benchmarks_dir / f"{key}.jsonl", parse
-    )
-    metadata = table_metadata(combined)
-    metadata["prompts_by_benchmark"] = dg.MetadataValue.json(written)
-    metadata["errors"] = dg.MetadataValue.json(errors)
+    files = pipeline_settings.resolve().benchmarks_dir
+    written, combined, metadata = _write_partitions(context, warehouse_db, PROMPTS_TABLE, lambda key: files / f"{key}.jsonl", parse_prompts, "prompts_by_benchmark")
     if len(combined):
         metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
     if len(written) == 1 and len(combined):
@@ -106,29 +112,11 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset(
-    key=[RAW_SCHEMA, RESULTS_TABLE],
-    **PARTITIONED_SOURCE,
-    description="Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
-    "extra columns as JSON. A benchmark without published results has no rows.",
-)
+@partitioned_source(RESULTS_TABLE, "Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
+                    "extra columns as JSON. A benchmark without published results has no rows.")
 def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    settings = pipeline_settings.resolve()
-
-    def parse(key: str, path, digest: str) -> pd.DataFrame:
-        if not path.is_file():
-            return pd.DataFrame(
-                {"benchmark": pd.array([], dtype="string"), "model": pd.array([], dtype="string"), "prompt_id": pd.array([], dtype="string"),
-                 "score": pd.array([], dtype="Float64"), "extra": pd.array([], dtype="string")}
-            )
-        return read_benchmark_results(path, key)
-
-    written, combined, errors = _write_partitions(
-        context, warehouse_db, RESULTS_TABLE, context.partition_keys, lambda key: settings.results_dir / f"{key}.csv", parse
-    )
-    metadata = table_metadata(combined)
-    metadata["rows_by_benchmark"] = dg.MetadataValue.json(written)
-    metadata["errors"] = dg.MetadataValue.json(errors)
+    results = pipeline_settings.resolve().results_dir
+    _, combined, metadata = _write_partitions(context, warehouse_db, RESULTS_TABLE, lambda key: results / f"{key}.csv", parse_results, "rows_by_benchmark")
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
     return dg.MaterializeResult(metadata=metadata)

@@ -13,11 +13,13 @@ from .validate import (
     _line,
     check_row_count,
     check_unique,
+    col,
     read_delimited,
     read_xlsx,
     require_columns,
     to_choice,
     to_text,
+    typed_table,
 )
 
 OEWS_NATIONAL = "bls/oews/national_M2024_dl.csv"
@@ -93,17 +95,8 @@ def read_oews_national(path: Path) -> pd.DataFrame:
 
 
 def read_soc_major_groups(path: Path) -> pd.DataFrame:
-    raw = read_delimited(path, ",")
-    require_columns(raw, path, ["soc_major_group_code", "soc_major_group_title"])
-    frame = pd.DataFrame(
-        {
-            "family_code": to_text(raw, "soc_major_group_code", path, pattern=r"^\d{2}-0000$"),
-            "family_title": to_text(raw, "soc_major_group_title", path),
-        }
-    )
-    check_unique(frame, ["family_code"], path, source=raw)
-    check_row_count(frame, path, minimum=22, what="major groups")
-    return frame
+    columns = {"family_code": col("soc_major_group_code", pattern=r"^\d{2}-0000$"), "family_title": col("soc_major_group_title")}
+    return typed_table(read_delimited(path, ","), path, columns, unique=["family_code"], what="major groups", minimum=22)
 
 
 def read_onet_oews_crosswalk(path: Path) -> pd.DataFrame:
@@ -148,16 +141,13 @@ def read_soc_2010_2018_crosswalk(path: Path) -> pd.DataFrame:
     as published. UTF-8 with a byte-order mark and CRLF line ends, as copied (bls/SOURCES.md).
     """
     raw = read_delimited(path, ",")
-    require_columns(raw, path, ["2010 SOC Code", "2010 SOC Title", "2018 SOC Code", "2018 SOC Title"])
-    frame = pd.DataFrame(
-        {
-            "soc_2010_code": to_text(raw, "2010 SOC Code", path, pattern=SOC_PATTERN),
-            "soc_2010_title": to_text(raw, "2010 SOC Title", path),
-            "soc_2018_code": to_text(raw, "2018 SOC Code", path, pattern=SOC_PATTERN),
-            "soc_2018_title": to_text(raw, "2018 SOC Title", path),
-        }
-    )
-    check_unique(frame, ["soc_2010_code", "soc_2018_code"], path, source=raw)
+    columns = {
+        "soc_2010_code": col("2010 SOC Code", pattern=SOC_PATTERN),
+        "soc_2010_title": col("2010 SOC Title"),
+        "soc_2018_code": col("2018 SOC Code", pattern=SOC_PATTERN),
+        "soc_2018_title": col("2018 SOC Title"),
+    }
+    frame = typed_table(raw, path, columns, unique=["soc_2010_code", "soc_2018_code"], what=None)
     _check_one_title(frame, "soc_2010_code", "soc_2010_title", "2010 SOC Title", path, raw)
     _check_one_title(frame, "soc_2018_code", "soc_2018_title", "2018 SOC Title", path, raw)
     check_row_count(frame, path, minimum=1, what="crosswalk rows")

@@ -22,7 +22,7 @@ import duckdb
 import pandas as pd
 
 from .. import warehouse
-from ..common import table_metadata
+from ..common import table_metadata, warehouse_step
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from .assets import RAW_SCHEMA
@@ -95,10 +95,7 @@ def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
         dg.AssetKey(["labeling", "embedded_labels"]),
         dg.AssetKey(["labeling", "embedded_judgements"]),
     ],
-    group_name="sources",
-    kinds={"duckdb", "python"},
-    owners=["team:data-engineering"],
-    pool="warehouse",
+    **warehouse_step("sources", "team:data-engineering"),
     description="One row per benchmark partition (prompts, and the file error if its file was rejected); the rows of every "
     "benchmark whose partition is gone are deleted from raw.* and labeling.* first, in one transaction.",
 )

@@ -18,15 +18,15 @@ from .validate import (
     SOC_PATTERN,
     SourceFormatError,
     _line,
-    check_row_count,
     check_unique,
+    col,
     read_delimited,
     read_xlsx,
     require_columns,
     to_choice,
     to_float,
     to_int,
-    to_text,
+    typed_table,
 )
 
 TASK_STATEMENTS = "onet/task_statements_29_3.tsv"
@@ -48,74 +48,53 @@ DWA_ID_PATTERN = r"^4\.A\.\d\.[a-z]\.\d+\.I\d{2}\.D\d{2}$"
 MONTH_PATTERN = r"^\d{2}/\d{4}$"
 
 
+# The first two columns of most O*NET files: the occupation's code and title.
+OCCUPATION = {"onet_soc_code": col("O*NET-SOC Code", pattern=ONET_SOC_PATTERN), "title": col("Title")}
+
+
 def read_task_statements(path: Path) -> pd.DataFrame:
-    raw = read_delimited(path, "\t")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Task ID", "Task", "Task Type", "Incumbents Responding", "Date", "Domain Source"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "task_id": to_int(raw, "Task ID", path),
-            "task": to_text(raw, "Task", path),
-            # Analyst-written tasks have no type in the Excel edition: NULL, never a guess.
-            "task_type": to_choice(raw, "Task Type", path, ["Core", "Supplemental"], nullable=True),
-            "incumbents_responding": to_int(raw, "Incumbents Responding", path, nullable=True),
-            "rating_date": to_text(raw, "Date", path, nullable=True),
-            "domain_source": to_text(raw, "Domain Source", path),
-        }
-    )
-    check_unique(frame, ["task_id"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="tasks")
-    return frame
+    columns = {
+        **OCCUPATION,
+        "task_id": col("Task ID", to_int),
+        "task": col("Task"),
+        # Analyst-written tasks have no type in the Excel edition: NULL, never a guess.
+        "task_type": col("Task Type", to_choice, ["Core", "Supplemental"], nullable=True),
+        "incumbents_responding": col("Incumbents Responding", to_int, nullable=True),
+        "rating_date": col("Date", nullable=True),
+        "domain_source": col("Domain Source"),
+    }
+    return typed_table(read_delimited(path, "\t"), path, columns, unique=["task_id"], what="tasks")
 
 
 def read_occupations(path: Path) -> pd.DataFrame:
-    raw = read_delimited(path, "\t")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Description"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "description": to_text(raw, "Description", path, nullable=True),
-        }
-    )
-    check_unique(frame, ["onet_soc_code"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="occupations")
-    return frame
+    columns = {**OCCUPATION, "description": col("Description", nullable=True)}
+    return typed_table(read_delimited(path, "\t"), path, columns, unique=["onet_soc_code"], what="occupations")
 
 
 def read_importance(path: Path) -> pd.DataFrame:
+    """Task importance (scale IM, 1-5) by occupation and task."""
     raw = read_delimited(path, ",")
     require_columns(raw, path, ["O*NET-SOC Code", "Task ID", "Scale ID", "Data Value", "N", "Date", "Domain Source"])
     to_choice(raw, "Scale ID", path, ["IM"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "task_id": to_int(raw, "Task ID", path),
-            "importance": to_float(raw, "Data Value", path, low=1.0, high=5.0),
-            "n_respondents": to_int(raw, "N", path, nullable=True),
-            "rating_date": to_text(raw, "Date", path, nullable=True),
-            "domain_source": to_text(raw, "Domain Source", path),
-        }
-    )
-    check_unique(frame, ["onet_soc_code", "task_id"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="ratings")
-    return frame
+    columns = {
+        "onet_soc_code": OCCUPATION["onet_soc_code"],
+        "task_id": col("Task ID", to_int),
+        "importance": col("Data Value", to_float, low=1.0, high=5.0),
+        "n_respondents": col("N", to_int, nullable=True),
+        "rating_date": col("Date", nullable=True),
+        "domain_source": col("Domain Source"),
+    }
+    return typed_table(raw, path, columns, unique=["onet_soc_code", "task_id"], what="ratings")
 
 
 def read_telework(path: Path) -> pd.DataFrame:
     """Dingel & Neiman (2020) teleworkability by O*NET-SOC code (O*NET-SOC 2010 taxonomy)."""
-    raw = read_delimited(path, ",")
-    require_columns(raw, path, ["onetsoccode", "title", "teleworkable"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "onetsoccode", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "title", path),
-            "teleworkable": to_float(raw, "teleworkable", path, low=0.0, high=1.0),
-        }
-    )
-    check_unique(frame, ["onet_soc_code"], path, source=raw)
-    return frame
+    columns = {
+        "onet_soc_code": col("onetsoccode", pattern=ONET_SOC_PATTERN),
+        "title": col("title"),
+        "teleworkable": col("teleworkable", to_float, low=0.0, high=1.0),
+    }
+    return typed_table(read_delimited(path, ","), path, columns, unique=["onet_soc_code"])
 
 
 def _yes_no(raw: pd.DataFrame, column: str, path: Path) -> pd.Series:
@@ -123,7 +102,9 @@ def _yes_no(raw: pd.DataFrame, column: str, path: Path) -> pd.Series:
     return pd.array([value == "Y" for value in to_choice(raw, column, path, ["Y", "N"])], dtype="boolean")
 
 
-def _check_int_range(values: pd.Series, raw: pd.DataFrame, column: str, path: Path, low: int, high: int) -> None:
+def _int_in_range(raw: pd.DataFrame, column: str, path: Path, low: int, high: int) -> pd.Series:
+    """Whole numbers in [low, high]; the first outside fails naming its cell."""
+    values = to_int(raw, column, path)
     bad = ~pd.Series(values).between(low, high)
     if bad.any():
         position = int(bad.to_numpy().nonzero()[0][0])
@@ -135,124 +116,86 @@ def _check_int_range(values: pd.Series, raw: pd.DataFrame, column: str, path: Pa
             expected=f"a whole number in [{low}, {high}]",
             found=int(values[position]),
         )
+    return values
 
 
 def read_alternate_titles(path: Path) -> pd.DataFrame:
     """Lay and industry titles per occupation; Short Title is mostly empty (NULL), Source(s) a code list such as '04,06'."""
-    raw = read_xlsx(path, sheet="Alternate Titles")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Alternate Title", "Short Title", "Source(s)"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "alternate_title": to_text(raw, "Alternate Title", path),
-            "short_title": to_text(raw, "Short Title", path, nullable=True),
-            "sources": to_text(raw, "Source(s)", path, pattern=r"^\d{2}(,\d{2})*$"),
-        }
-    )
+    columns = {
+        **OCCUPATION,
+        "alternate_title": col("Alternate Title"),
+        "short_title": col("Short Title", nullable=True),
+        "sources": col("Source(s)", pattern=r"^\d{2}(,\d{2})*$"),
+    }
     # (code, alternate title) repeats where O*NET lists a title with and without its short title.
-    check_unique(frame, ["onet_soc_code", "alternate_title", "short_title"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="alternate titles")
+    unique = ["onet_soc_code", "alternate_title", "short_title"]
+    frame = typed_table(read_xlsx(path, sheet="Alternate Titles"), path, columns, unique=unique, what="alternate titles")
     frame.attrs["titles_listed_twice"] = int(frame.duplicated(["onet_soc_code", "alternate_title"]).sum())
     return frame
 
 
 def read_reported_titles(path: Path) -> pd.DataFrame:
     """Job titles incumbents reported in O*NET surveys; Shown in My Next Move is Y/N."""
+    columns = {**OCCUPATION, "reported_title": col("Reported Job Title"), "shown_in_my_next_move": col("Shown in My Next Move", _yes_no)}
     raw = read_xlsx(path, sheet="Sample of Reported Titles")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Reported Job Title", "Shown in My Next Move"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "reported_title": to_text(raw, "Reported Job Title", path),
-            "shown_in_my_next_move": _yes_no(raw, "Shown in My Next Move", path),
-        }
-    )
-    check_unique(frame, ["onet_soc_code", "reported_title"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="reported titles")
-    return frame
+    return typed_table(raw, path, columns, unique=["onet_soc_code", "reported_title"], what="reported titles")
 
 
 def read_technology_skills(path: Path) -> pd.DataFrame:
     """Software and technology examples per occupation with their UNSPSC commodity; Hot Technology and In Demand are Y/N."""
+    columns = {
+        **OCCUPATION,
+        "example": col("Example"),
+        "commodity_code": col("Commodity Code", to_int),
+        "commodity_title": col("Commodity Title"),
+        "hot_technology": col("Hot Technology", _yes_no),
+        "in_demand": col("In Demand", _yes_no),
+    }
     raw = read_xlsx(path, sheet="Technology Skills")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Example", "Commodity Code", "Commodity Title", "Hot Technology", "In Demand"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "example": to_text(raw, "Example", path),
-            "commodity_code": to_int(raw, "Commodity Code", path),
-            "commodity_title": to_text(raw, "Commodity Title", path),
-            "hot_technology": _yes_no(raw, "Hot Technology", path),
-            "in_demand": _yes_no(raw, "In Demand", path),
-        }
-    )
-    check_unique(frame, ["onet_soc_code", "example", "commodity_code"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="technology examples")
-    return frame
+    return typed_table(raw, path, columns, unique=["onet_soc_code", "example", "commodity_code"], what="technology examples")
 
 
 def read_related_occupations(path: Path) -> pd.DataFrame:
     """O*NET's 20 neighbours per occupation, ranked 1-20 (Index) within tiers Primary-Short, Primary-Long, Supplemental."""
+    columns = {
+        **OCCUPATION,
+        "related_onet_soc_code": col("Related O*NET-SOC Code", pattern=ONET_SOC_PATTERN),
+        "related_title": col("Related Title"),
+        "relatedness_tier": col("Relatedness Tier", to_choice, RELATEDNESS_TIERS),
+        "related_index": col("Index", _int_in_range, 1, 20),
+    }
     raw = read_xlsx(path, sheet="Related Occupations")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Related O*NET-SOC Code", "Related Title", "Relatedness Tier", "Index"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "related_onet_soc_code": to_text(raw, "Related O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "related_title": to_text(raw, "Related Title", path),
-            "relatedness_tier": to_choice(raw, "Relatedness Tier", path, RELATEDNESS_TIERS),
-            "related_index": to_int(raw, "Index", path),
-        }
-    )
-    _check_int_range(frame["related_index"], raw, "Index", path, 1, 20)
-    check_unique(frame, ["onet_soc_code", "related_onet_soc_code"], path, source=raw)
+    frame = typed_table(raw, path, columns, unique=["onet_soc_code", "related_onet_soc_code"], what="related occupations")
     check_unique(frame, ["onet_soc_code", "related_index"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="related occupations")
     return frame
 
 
 def read_task_dwas(path: Path) -> pd.DataFrame:
     """Which detailed work activities (DWAs) each task statement performs; Date is MM/YYYY."""
+    columns = {
+        **OCCUPATION,
+        "task_id": col("Task ID", to_int),
+        "task": col("Task"),
+        "dwa_id": col("DWA ID", pattern=DWA_ID_PATTERN),
+        "dwa_title": col("DWA Title"),
+        "rating_date": col("Date", pattern=MONTH_PATTERN),
+        "domain_source": col("Domain Source"),
+    }
     raw = read_xlsx(path, sheet="Tasks to DWAs")
-    require_columns(raw, path, ["O*NET-SOC Code", "Title", "Task ID", "Task", "DWA ID", "DWA Title", "Date", "Domain Source"])
-    frame = pd.DataFrame(
-        {
-            "onet_soc_code": to_text(raw, "O*NET-SOC Code", path, pattern=ONET_SOC_PATTERN),
-            "title": to_text(raw, "Title", path),
-            "task_id": to_int(raw, "Task ID", path),
-            "task": to_text(raw, "Task", path),
-            "dwa_id": to_text(raw, "DWA ID", path, pattern=DWA_ID_PATTERN),
-            "dwa_title": to_text(raw, "DWA Title", path),
-            "rating_date": to_text(raw, "Date", path, pattern=MONTH_PATTERN),
-            "domain_source": to_text(raw, "Domain Source", path),
-        }
-    )
-    check_unique(frame, ["onet_soc_code", "task_id", "dwa_id"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="task-DWA links")
-    return frame
+    return typed_table(raw, path, columns, unique=["onet_soc_code", "task_id", "dwa_id"], what="task-DWA links")
 
 
 def read_dwa_reference(path: Path) -> pd.DataFrame:
     """The DWA hierarchy: work activity element > intermediate work activity (IWA) > detailed work activity (DWA)."""
-    raw = read_xlsx(path, sheet="DWA Reference")
-    require_columns(raw, path, ["Element ID", "Element Name", "IWA ID", "IWA Title", "DWA ID", "DWA Title"])
-    frame = pd.DataFrame(
-        {
-            "element_id": to_text(raw, "Element ID", path, pattern=ELEMENT_ID_PATTERN),
-            "element_name": to_text(raw, "Element Name", path),
-            "iwa_id": to_text(raw, "IWA ID", path, pattern=IWA_ID_PATTERN),
-            "iwa_title": to_text(raw, "IWA Title", path),
-            "dwa_id": to_text(raw, "DWA ID", path, pattern=DWA_ID_PATTERN),
-            "dwa_title": to_text(raw, "DWA Title", path),
-        }
-    )
-    check_unique(frame, ["dwa_id"], path, source=raw)
-    check_row_count(frame, path, minimum=1, what="DWAs")
-    return frame
+    columns = {
+        "element_id": col("Element ID", pattern=ELEMENT_ID_PATTERN),
+        "element_name": col("Element Name"),
+        "iwa_id": col("IWA ID", pattern=IWA_ID_PATTERN),
+        "iwa_title": col("IWA Title"),
+        "dwa_id": col("DWA ID", pattern=DWA_ID_PATTERN),
+        "dwa_title": col("DWA Title"),
+    }
+    return typed_table(read_xlsx(path, sheet="DWA Reference"), path, columns, unique=["dwa_id"], what="DWAs")
 
 
 __all__ = [

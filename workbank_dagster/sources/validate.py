@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -281,3 +281,23 @@ def check_unique(frame: pd.DataFrame, keys: Sequence[str], path: Path, *, source
 def check_row_count(frame: pd.DataFrame, path: Path, *, minimum: int, what: str) -> None:
     if len(frame) < minimum:
         raise SourceFormatError(path, f"only {len(frame)} {what}", expected=f"at least {minimum} {what}")
+
+
+def col(source: str, parse: Callable[..., object] = to_text, *args, **options) -> tuple:
+    """How one output column is read by `typed_table`: its source column, its parser (`to_text` unless
+    given: to_int, to_float, to_choice or any `parse(frame, column, path, ...)`) and the parser's options."""
+    return (source, parse, args, options)
+
+
+def typed_table(
+    raw: pd.DataFrame, path: Path, columns: dict[str, tuple], *, unique: Sequence[str], what: str | None = None, minimum: int = 1
+) -> pd.DataFrame:
+    """The typed table of a source file: every source column `columns` names must be there, each output
+    column is read by its parser in order (the first bad cell fails naming its line), the `unique`
+    key may not repeat, and there are at least `minimum` rows (`what` names them; None: no count)."""
+    require_columns(raw, path, [source for source, *_ in columns.values()])
+    frame = pd.DataFrame({name: parse(raw, source, path, *args, **options) for name, (source, parse, args, options) in columns.items()})
+    check_unique(frame, list(unique), path, source=raw)
+    if what is not None:
+        check_row_count(frame, path, minimum=minimum, what=what)
+    return frame
