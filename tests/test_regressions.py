@@ -191,3 +191,58 @@ def test_importance_ratio_standard_error_by_numerical_gradient_and_by_simulation
     draws = rng.multivariate_normal(params, cov, size=4000)
     simulated = np.std([log_ratio(theta) for theta in draws], ddof=1)
     assert se == pytest.approx(simulated, rel=0.05)
+
+
+def _marts_from(tasks: pd.DataFrame, path) -> None:
+    """The four marts an analysis step's task frame reads, from a synthetic task table."""
+    from workbank_dagster import warehouse
+
+    occupations = tasks.groupby("onet_soc_code", as_index=False)["wage_bill"].first()
+    with warehouse.connect(path) as con:
+        con.execute("create schema if not exists marts")
+        dim_task = tasks.assign(family_code=tasks["onet_soc_code"].str[:2] + "-0000", task="t", task_type="Core")
+        frames = {
+            "dim_task": dim_task[["task_id", "onet_soc_code", "family_code", "task", "task_type", "importance", "exposed"]],
+            "fct_task_coverage": tasks.assign(n_prompts=tasks["covered"].astype(int) * 5)[["task_id", "n_prompts", "covered"]],
+            "dim_occupation": occupations.assign(employment=1000.0, title="an occupation"),
+            "fct_task_hours": tasks.assign(hours=100.0)[["task_id", "onet_soc_code", "hours"]],
+        }
+        for name, frame in frames.items():
+            warehouse.replace_table(con, "marts", name, frame)
+
+
+def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
+    """A warm run does not refit: with the same marts, settings and code the step keeps the tables
+    it wrote (metadata `recomputed` false, the tables as they were); a changed mart or setting refits."""
+    import dagster as dg
+
+    from workbank_dagster import warehouse
+    from workbank_dagster.analysis.assets import coverage_regression
+    from workbank_dagster.resources import WarehouseResource
+    from workbank_dagster.settings import PipelineSettings
+
+    db = tmp_path / "w.duckdb"
+    tasks = _synthetic_tasks()
+    _marts_from(tasks, db)
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"warehouse_db": WarehouseResource(path=str(db)), "pipeline_settings": PipelineSettings()}
+
+    def run(run_config=None) -> tuple[bool, pd.DataFrame]:
+        result = dg.materialize([coverage_regression], instance=instance, resources=resources, run_config=run_config)
+        flags = {m.metadata["recomputed"].value for m in result.asset_materializations_for_node("coverage_regression")}
+        assert len(flags) == 1
+        with warehouse.connect(db) as con:
+            return flags.pop(), con.execute("select * from analysis.coverage_logit_coefs order by term").df()
+
+    recomputed, first = run()
+    assert recomputed
+    with warehouse.connect(db) as con:  # marks the table: a kept table is this one, not a refit
+        con.execute("update analysis.coverage_logit_coefs set n_obs = -1")
+    recomputed, kept = run()
+    assert not recomputed and (kept["n_obs"] == -1).all()
+    tasks.loc[0, "covered"] = not tasks.loc[0, "covered"]
+    _marts_from(tasks, db)
+    recomputed, refit = run()
+    assert recomputed and (refit["n_obs"] == first["n_obs"]).all()
+    recomputed, _ = run({"resources": {"pipeline_settings": {"config": {"cluster_level": "minor"}}}})
+    assert recomputed

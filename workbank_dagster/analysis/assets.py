@@ -1,13 +1,16 @@
 """Thin analysis assets over the pure functions: read the marts, write schema `analysis`."""
 
+from collections.abc import Callable
+
 import dagster as dg
 import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata
+from ..fingerprint import fingerprint
 from ..progress import reporter
 from ..resources import WarehouseResource
-from ..settings import PipelineSettings
+from ..settings import PipelineSettings, Settings
 from .columns import TABLES, column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from .regressions import coverage_logit, importance_logit
@@ -50,17 +53,42 @@ def _read_tasks(warehouse_db: WarehouseResource) -> pd.DataFrame:
         return _tasks(con)
 
 
-def _write(warehouse_db: WarehouseResource, tables: dict[str, pd.DataFrame]):
-    """Write the computed tables in one short connection, then report them.
+def computed_or_kept(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, inputs: list, compute: Callable[[], dict]):
+    """Compute the step's tables and write them in one short connection, then report them; or, when
+    the step's code and inputs are those its tables were computed from, keep the tables and report them.
 
     Every analysis asset reads what it needs, closes its connection, computes (model fits, the
     bootstrap) and only then opens the warehouse again to write: no read-write connection is held
-    while it computes."""
-    with warehouse_db.connect() as con:
-        for name, frame in tables.items():
-            warehouse.replace_table(con, SCHEMA, name, frame)
+    while it computes. The model fits and the 200-replicate bootstrap are most of a warm run's
+    analysis, so a step fingerprints its code and `inputs` (the frames it read, the settings): when
+    the fingerprint is the one its tables' last materializations recorded and the tables are there,
+    it keeps them (metadata `recomputed`: false)."""
+    key = fingerprint(modules=[__name__], inputs=inputs)
+    names = [asset_key.path[-1] for asset_key in context.assets_def.keys]
+    tables = _kept(context, warehouse_db, names, key)
+    recomputed = tables is None
+    if recomputed:
+        tables = compute()
+        with warehouse_db.connect() as con:
+            for name, frame in tables.items():
+                warehouse.replace_table(con, SCHEMA, name, frame)
     for name, frame in tables.items():
-        yield dg.MaterializeResult(asset_key=[SCHEMA, name], metadata=analysis_table_metadata(name, frame))
+        yield dg.MaterializeResult(
+            asset_key=[SCHEMA, name], metadata={**analysis_table_metadata(name, frame), "inputs_sha256": key, "recomputed": recomputed}
+        )
+
+
+def _kept(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, names: list[str], key: str) -> dict[str, pd.DataFrame] | None:
+    """The step's tables as the warehouse holds them, if every one was last materialized from `key`."""
+    for name in names:
+        event = context.instance.get_latest_materialization_event(dg.AssetKey([SCHEMA, name]))
+        recorded = event.asset_materialization.metadata.get("inputs_sha256") if event and event.asset_materialization else None
+        if getattr(recorded, "value", None) != key:
+            return None
+    with warehouse_db.connect() as con:
+        if not all(warehouse.table_exists(con, SCHEMA, name) for name in names):
+            return None
+        return {name: con.execute(f"select * from {SCHEMA}.{warehouse.quote(name)}").df() for name in names}
 
 
 def analysis_table_metadata(name: str, frame: pd.DataFrame) -> dict:
@@ -81,21 +109,29 @@ def _tasks(con) -> pd.DataFrame:
 @analysis_step("coverage_regression", ["coverage_logit_coefs", "coverage_logit_curve", "coverage_logit_ratio"], TASK_DEPS)
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = _read_tasks(warehouse_db)
-    fit = coverage_logit(tasks, cluster_level=pipeline_settings.cluster_level)
+    yield from computed_or_kept(context, warehouse_db, [tasks, pipeline_settings.cluster_level], lambda: coverage_tables(tasks, pipeline_settings.cluster_level))
+
+
+def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
+    fit = coverage_logit(tasks, cluster_level=cluster_level)
     ratio = pd.DataFrame(
         [{"statistic": "exposure_coverage_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "n_clusters": fit.n_clusters, "n_tasks_without_exposure_or_wage": fit.n_dropped_unlabeled}]
     )
-    yield from _write(warehouse_db, {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio})
+    return {"coverage_logit_coefs": fit.coefs, "coverage_logit_curve": fit.curve, "coverage_logit_ratio": ratio}
 
 
 @analysis_step("importance_regression", ["importance_logit", "importance_logit_ratio"], TASK_DEPS)
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = _read_tasks(warehouse_db)
-    fit = importance_logit(tasks, cluster_level=pipeline_settings.cluster_level)
+    yield from computed_or_kept(context, warehouse_db, [tasks, pipeline_settings.cluster_level], lambda: importance_tables(tasks, pipeline_settings.cluster_level))
+
+
+def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
+    fit = importance_logit(tasks, cluster_level=cluster_level)
     ratio = pd.DataFrame(
         [{"statistic": "importance_top_bottom_ratio", "estimate": fit.ratio[0], "ci_low": fit.ratio[1], "ci_high": fit.ratio[2], "n_obs": fit.n_obs, "occupations_kept": fit.occupations_kept, "occupations_dropped": fit.occupations_dropped}]
     )
-    yield from _write(warehouse_db, {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio})
+    return {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio}
 
 
 LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
@@ -111,11 +147,18 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
             "select benchmark, prompt_id, task_id, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
         ).df()
         prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
+    progress = reporter(context.log.info)
+    yield from computed_or_kept(
+        context, warehouse_db, [tasks, families, labels, prompts, settings.describe()], lambda: sensitivity_tables(tasks, families, labels, prompts, settings, progress)
+    )
+
+
+def sensitivity_tables(tasks: pd.DataFrame, families: list[str], labels: pd.DataFrame, prompts: pd.DataFrame, settings: Settings, progress) -> dict[str, pd.DataFrame]:
     by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
     table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
     active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
     point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
-    boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=reporter(context.log.info))
+    boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=progress)
     interval = pd.DataFrame(
         [
             {
@@ -135,7 +178,7 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
         ]
     )
     ratios = judge_ratios(by_labeler, tasks, settings.coverage_threshold, settings.cluster_level)
-    yield from _write(warehouse_db, {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios})
+    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios}
 
 
 def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
@@ -173,10 +216,13 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
         results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results").df()
         labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task").df()
-        titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df().set_index("onet_soc_code")["title"]
-    scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
-    differences = score_differences(scores, titles, top=20)
-    yield from _write(warehouse_db, {"occupation_model_scores": scores, "model_score_differences": differences})
+        titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df()
+
+    def compute() -> dict[str, pd.DataFrame]:
+        scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
+        return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
+
+    yield from computed_or_kept(context, warehouse_db, [results, labels, tasks, titles, settings.min_prompts_per_task], compute)
 
 
 WORKBANK_DEPS = [key("marts", "fct_workbank_worker_ratings"), key("marts", "fct_workbank_expert_ratings"), *TASK_DEPS]
@@ -188,6 +234,10 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
         workers = con.execute("select task_id, automation_desire, human_agency_scale from marts.fct_workbank_worker_ratings").df()
         experts = con.execute("select task_id, automation_capacity, human_agency_scale from marts.fct_workbank_expert_ratings").df()
         tasks = _tasks(con)
+    yield from computed_or_kept(context, warehouse_db, [workers, experts, tasks], lambda: workbank_tables(workers, experts, tasks, context.log.info))
+
+
+def workbank_tables(workers: pd.DataFrame, experts: pd.DataFrame, tasks: pd.DataFrame, log: Callable[[str], None]) -> dict[str, pd.DataFrame]:
     zones, ties = task_zones(workers, experts)
     zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
     zones["covered"] = zones["covered"].fillna(False).astype(bool)
@@ -195,16 +245,13 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
     columns = ["task_id", "onet_soc_code", "mean_desire", "mean_capability", "zone", "n_workers", "n_experts", "modal_has_worker", "modal_has_expert", "n_prompts", "covered"]
     zone_table = zones[columns + ["hours", "task", "occupation_title"]]
     green = unbenchmarked_green_light(zone_table)[["task_id", "onet_soc_code", "occupation_title", "task", "mean_desire", "mean_capability", "hours", "n_prompts"]]
-    context.log.info(f"modal Human Agency Scale ties: {ties}")
-    yield from _write(
-        warehouse_db,
-        {
-            "workbank_task_zones": zone_table,
-            "workbank_agency_table": agency_table(zones),
-            "coverage_by_zone": coverage_by_zone(zone_table),
-            "unbenchmarked_green_light": green,
-        },
-    )
+    log(f"modal Human Agency Scale ties: {ties}")
+    return {
+        "workbank_task_zones": zone_table,
+        "workbank_agency_table": agency_table(zones),
+        "coverage_by_zone": coverage_by_zone(zone_table),
+        "unbenchmarked_green_light": green,
+    }
 
 
 @dg.asset(

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
 Z95 = 1.959963984540054
 
@@ -52,6 +51,10 @@ def fit_clustered_logit(y: np.ndarray, X: pd.DataFrame, groups: np.ndarray, *, h
     statsmodels otherwise looks for that implicit constant with an SVD of the whole design, which
     took 13 of the 18 s of the fixed-effects fit (profiled); the estimates do not depend on it.
     """
+    # Imported here, not with the module: statsmodels takes 1.5 s to import, and the definitions (the
+    # UI's code server, every sensor tick) and a warm run whose analysis inputs are unchanged never fit.
+    import statsmodels.api as sm
+
     model = sm.Logit(np.asarray(y, dtype=float), X, hasconst=hasconst)
     return model.fit(disp=False, method="newton", maxiter=100, cov_type="cluster", cov_kwds={"groups": pd.factorize(groups)[0]})
 
