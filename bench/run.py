@@ -173,9 +173,10 @@ sys.path.insert(0, {repo!r})
 import dagster as dg
 from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.runner import dagster_home
+from workbank_dagster.settings import settings_at_load
 dagster_home()
 instance = dg.DagsterInstance.get()
-result = benchmark_files_sensor(dg.build_sensor_context(instance=instance))
+result = benchmark_files_sensor(dg.build_sensor_context(instance=instance, resources={{"pipeline_settings": settings_at_load()}}))
 for request in result.dynamic_partitions_requests:
     if isinstance(request, dg.AddDynamicPartitionsRequest):
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))

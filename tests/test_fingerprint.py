@@ -9,8 +9,9 @@ import pytest
 from workbank_dagster import fingerprint as fp
 from workbank_dagster.fingerprint import PACKAGE_DIR, code_sha256, fingerprint, project_modules
 
-# The four cached steps and the module that defines each one.
+# The cached steps and the module that defines each one.
 CACHED_STEPS = {
+    "analysis steps (inputs_sha256 in their materializations)": "workbank_dagster.analysis.assets",
     "raw._source_loads": "workbank_dagster.sources.load_memo",
     "labeling.embedded_label_inputs": "workbank_dagster.labeling.assets",
     "report data dictionary (dictionary.sha256)": "workbank_dagster.report.assets",
@@ -33,6 +34,7 @@ def test_each_step_covers_what_it_imports():
     loaders = set().union(*(_names(m) for m in ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets", "workbank_dagster.sources.load_memo")))
     assert {"sources/onet.py", "sources/validate.py", "sources/benchmarks.py", "warehouse.py", "fingerprint.py"} <= loaders
     assert {"report/page.py", "report/figures.py", "report/static_figures.py", "report/tables.py"} <= _names("workbank_dagster.report.assets")
+    assert {"analysis/regressions.py", "analysis/coverage.py", "analysis/scores.py", "analysis/zones.py"} <= _names("workbank_dagster.analysis.assets")
 
 
 @pytest.mark.parametrize("step", sorted(CACHED_STEPS))

@@ -2,7 +2,8 @@
 
 Four steps skip their work when nothing they depend on changed: a source load (`raw._source_loads`),
 a benchmark's embedded labels (`labeling.embedded_label_inputs`), the data dictionary
-(`dictionary.sha256`) and the report (`report/.inputs.sha256`). Each used to hash its own list of
+(`dictionary.sha256`) and the report (`report/.inputs.sha256`); so do the analysis steps, whose
+fingerprint is recorded in their tables' materialization metadata (`analysis/assets.py`). Each used to hash its own list of
 files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
 description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 

@@ -213,10 +213,11 @@ SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_ta
 def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
-        results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results").df()
-        labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels").df()
-        tasks = con.execute("select task_id, onet_soc_code from marts.dim_task").df()
-        titles = con.execute("select onet_soc_code, title from marts.dim_occupation").df()
+        # Ordered: the frames are the step's fingerprint as well as its input.
+        results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results order by benchmark, model, prompt_id").df()
+        labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels order by benchmark, prompt_id, task_id").df()
+        tasks = con.execute("select task_id, onet_soc_code from marts.dim_task order by task_id").df()
+        titles = con.execute("select onet_soc_code, title from marts.dim_occupation order by onet_soc_code").df()
 
     def compute() -> dict[str, pd.DataFrame]:
         scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
