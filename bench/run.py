@@ -57,7 +57,7 @@ def commit() -> str:
     return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-def timed(command: list[str], env: dict) -> tuple[float, float, subprocess.CompletedProcess]:
+def timed(command: list[str], env: dict, cwd: Path = REPO) -> tuple[float, float, subprocess.CompletedProcess]:
     """Wall seconds and peak RSS (MB) of one child process and the children it waited for.
 
     `os.wait4` gives this child's own resource usage; RUSAGE_CHILDREN would be the largest of
@@ -65,7 +65,7 @@ def timed(command: list[str], env: dict) -> tuple[float, float, subprocess.Compl
     """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, text=True)
         _, status, usage = os.wait4(process.pid, 0)
         elapsed = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -226,7 +226,7 @@ from workbank_dagster.labeling.retrieval import TaskIndex
 import scipy.sparse as sp
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4
 from workbank_dagster.labeling.prior import OccupationPrior
-from workbank_dagster.labeling.retrieval import BenchmarkContext
+from workbank_dagster.labeling.retrieval import BenchmarkContext, PromptRows
 rng = np.random.default_rng(0)
 n_tasks, n_occ, dim, n = 18796, 923, 384, {n}
 def unit(a): return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)
@@ -248,8 +248,9 @@ groups = np.arange(n) % 10
 boosts = sp.csr_matrix((n, len(codes)), dtype=np.float32)
 roles, role_vectors, has_role = [None] * n, np.zeros_like(prompts), np.zeros(n, dtype=bool)
 common = dict(narrowing=judge.narrowing, boosts=boosts, prior=prior)
-sums = index.context_sums(texts, prompts, role_vectors, has_role, roles, groups, 10, **common)
-candidates = index.retrieve(texts, prompts, role_vectors, has_role, roles, context=BenchmarkContext(groups, sums, np.bincount(groups)), **common)
+rows = PromptRows(texts, prompts, role_vectors, has_role, roles)
+sums = index.context_sums(rows, groups, 10, **common)
+candidates = index.retrieve(rows, context=BenchmarkContext(groups, sums, np.bincount(groups)), **common)
 chosen = judge.select(candidates, index, [str(g) for g in groups])
 elapsed = time.perf_counter() - started
 print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": inputs_rss}}))
