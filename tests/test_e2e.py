@@ -155,8 +155,9 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     run = readme.RunOutputs.read(pipeline_run["root"] / "data" / "outputs" / "headline.json", pipeline_run["duckdb"])
     bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
     coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
+    comparison = json.loads((REPO_ROOT / "bench" / "warm_comparison.json").read_text())
     text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    rendered = readme.sections(run, bench, coverage)
+    rendered = readme.sections(run, bench, coverage, comparison)
     held = readme.blocks(text)
     assert set(held) == set(rendered), f"README blocks {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}

@@ -40,3 +40,11 @@ def test_speed_goals_are_judged_from_the_figures_not_typed():
     # Under 1.5 x the floor but over 900 s: the cold goal is not met.
     assert "≤ 1.5 × floor and ≤ 900 s: not met" in readme.speed_table(_bench(cold_run_s=950.0, embed_floor_s=800.0))
     assert "≤ 3,072 MB: not met" in readme.speed_table(_bench(peak_rss_mb_cold=3100))
+
+
+def test_the_warm_comparison_is_written_from_its_file():
+    comparison = {"this": "abc1234", "other": "d1029a6", "date": "2026-12-02 03:22",
+                  "runs": {"this": [58.1, 56.4, 47.9], "d1029a6": [47.2, 46.1, 45.2]}, "median_s": {"this": 56.4, "d1029a6": 46.1}}
+    text = readme.warm_comparison_text(comparison)
+    assert text == ("Warm runs alternated on 2026-12-02 03:22, medians of 3: abc1234 56.4 s (58.1, 56.4, 47.9) "
+                    "against d1029a6 46.1 s (47.2, 46.1, 45.2).\n")

@@ -50,9 +50,11 @@ def readme_command(*, check: bool) -> int:
     bench = json.loads(bench_path.read_text()) if bench_path.is_file() else None
     coverage_path = REPO_ROOT / "bench" / "interval_coverage.json"
     coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
+    comparison_path = REPO_ROOT / "bench" / "warm_comparison.json"
+    comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
     path = REPO_ROOT / "README.md"
     text = path.read_text(encoding="utf-8")
-    updated = readme.rewrite(text, readme.sections(run, bench, coverage))
+    updated = readme.rewrite(text, readme.sections(run, bench, coverage, comparison))
     if check:
         stale = [name for name, body in readme.blocks(updated).items() if readme.blocks(text).get(name) != body]
         print("README.md matches the last run" if not stale else f"README.md is stale in: {', '.join(stale)}")

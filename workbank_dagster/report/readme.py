@@ -395,7 +395,21 @@ def settings_table() -> str:
     return _table(["resource field", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])
 
 
-def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None) -> dict[str, str]:
+def warm_comparison_text(comparison: dict) -> str:
+    """bench/warm_comparison.json (bench/compare_warm.py) as one sentence."""
+    this, other = comparison["this"], comparison["other"]
+    runs = comparison["runs"]
+
+    def side(name: str, label: str) -> str:
+        return f"{label} {comparison['median_s'][name]:.1f} s ({', '.join(f'{x:.1f}' for x in runs[name])})"
+
+    return (
+        f"Warm runs alternated on {comparison['date']}, medians of {len(runs['this'])}: "
+        f"{side('this', this)} against {side(other, other)}.\n"
+    )
+
+
+def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None, comparison: dict | None = None) -> dict[str, str]:
     out: dict[str, Callable[[], str]] = {
         "settings": settings_table,
         "headline": lambda: headline_table(run),
@@ -414,6 +428,8 @@ def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None) 
         rendered["speed"] = speed_table(bench)
     if coverage is not None:
         rendered["interval"] = interval_text(coverage)
+    if comparison is not None:
+        rendered["warm_comparison"] = warm_comparison_text(comparison)
     return rendered
 
 
