@@ -172,13 +172,13 @@ def test_settings_configmap(tmp_path):
     assert model.kind == "ConfigMap" and model.metadata.name == "workbank-settings"
     data = configmap["data"]
     assert all(isinstance(v, str) for v in data.values()), "ConfigMap values must be strings"
-    from workbank_dagster.resources import ChatModelResource
+    from workbank_dagster.resources import ChatModelResource, chat_model_variable
     from workbank_dagster.settings import PipelineSettings, environment_variable
 
     sources = package_sources()
     # The resources' fields are read from WORKBANK_<FIELD> (settings.environment_variable); anything
     # else the code reads by name.
-    read = {environment_variable(name) for name in PipelineSettings.model_fields} | {f"WORKBANK_LLM_{name.upper()}" for name in ChatModelResource.model_fields}
+    read = {environment_variable(name) for name in PipelineSettings.model_fields} | {chat_model_variable(name) for name in [*ChatModelResource.model_fields, "api_key_env"]}
     for key in data:
         if key.startswith("WORKBANK_"):
             assert key in read or f'"{key}"' in sources, f"{key} is not a setting the code reads"

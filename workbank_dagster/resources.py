@@ -21,6 +21,11 @@ LLM_DEFAULTS = LLMSettings()
 DEFAULT_API_KEY_VARIABLE = "OPENAI_API_KEY"
 
 
+def chat_model_variable(field: str) -> str:
+    """The environment variable of a ChatModelResource field (`api_key_env`: the one naming the key's)."""
+    return f"WORKBANK_LLM_{field.upper()}"
+
+
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file every asset reads and writes. Connections are short-lived (see warehouse.py)."""
 
@@ -45,7 +50,7 @@ class ChatModelResource(dg.ConfigurableResource):
     the chat model (the LLM job), with Dagster's message naming the variable.
     """
 
-    api_key: str = Field(description="The API key: an EnvVar (OPENAI_API_KEY, or the variable WORKBANK_LLM_API_KEY_ENV names).")
+    api_key: str = Field(description=f"The API key: an EnvVar ({DEFAULT_API_KEY_VARIABLE}, or the variable {chat_model_variable('api_key_env')} names).")
     model: str = Field(default=LLM_DEFAULTS.model, description="The chat model; the labeler is recorded as llm:<model>:<template>.")
     base_url: str | None = Field(default=LLM_DEFAULTS.base_url, description="An OpenAI-compatible server's /v1 URL; unset: the OpenAI API.")
     temperature: float = Field(default=LLM_DEFAULTS.temperature, ge=0, description="Sampling temperature.")
@@ -67,5 +72,5 @@ class ChatModelResource(dg.ConfigurableResource):
         """The chat model as the environment configures it (`WORKBANK_LLM_<FIELD>`), read and checked
         as PipelineSettings is; the key is `EnvVar(WORKBANK_LLM_API_KEY_ENV or OPENAI_API_KEY)`."""
         environ = os.environ if environ is None else environ
-        key = dg.EnvVar(environ.get("WORKBANK_LLM_API_KEY_ENV") or DEFAULT_API_KEY_VARIABLE)
-        return from_environment(cls, environ, lambda field: f"WORKBANK_LLM_{field.upper()}", api_key=key)
+        key = dg.EnvVar(environ.get(chat_model_variable("api_key_env")) or DEFAULT_API_KEY_VARIABLE)
+        return from_environment(cls, environ, chat_model_variable, api_key=key)

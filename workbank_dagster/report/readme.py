@@ -376,7 +376,7 @@ def interval_text(coverage: dict) -> str:
 
 def settings_table() -> str:
     """Every field of the two configurable resources: its environment variable, default and meaning."""
-    from ..resources import ChatModelResource
+    from ..resources import DEFAULT_API_KEY_VARIABLE, ChatModelResource, chat_model_variable
     from ..settings import PipelineSettings, environment_variable
 
     def shown(value) -> str:
@@ -385,11 +385,11 @@ def settings_table() -> str:
         return "" if value in ("", None) else f"`{value}`"
 
     rows = []
-    for resource, variable_of in ((PipelineSettings, environment_variable), (ChatModelResource, lambda name: f"WORKBANK_LLM_{name.upper()}")):
-        key = "pipeline_settings" if resource is PipelineSettings else "chat_model"
+    for key, resource, variable_of in (("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)):
         for name, field in resource.model_fields.items():
             if name == "api_key":
-                rows.append([f"`{key}.{name}`", "`OPENAI_API_KEY` (`WORKBANK_LLM_API_KEY_ENV` names another)", "", str(field.description)])
+                variable = f"`{DEFAULT_API_KEY_VARIABLE}` (`{chat_model_variable('api_key_env')}` names another)"
+                rows.append([f"`{key}.{name}`", variable, "", str(field.description)])
                 continue
             rows.append([f"`{key}.{name}`", f"`{variable_of(name)}`", shown(field.default), str(field.description)])
     return _table(["resource field", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])

@@ -9,11 +9,11 @@ from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
 from ..resources import WarehouseResource
-from ..settings import PipelineSettings, settings_at_load
+from ..settings import PipelineSettings
 from .metadata import model_metadata
 from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, prune_build_dirs, translator
 
-ensure_manifest(settings_at_load().resolve())
+ensure_manifest()
 
 
 class UnknownActiveLabeler(dg.Failure):

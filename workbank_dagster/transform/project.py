@@ -67,7 +67,7 @@ def _sources_newer_than(target: Path) -> bool:
     return any(p.is_file() and p.stat().st_mtime > built for p in watched)
 
 
-def ensure_manifest(settings: Settings | None = None) -> Path:
+def ensure_manifest() -> Path:
     """Run `dbt parse` when the manifest is missing or older than the project's files.
 
     Several processes may import the definitions at once (the webserver's code server, a run, a
@@ -85,7 +85,7 @@ def ensure_manifest(settings: Settings | None = None) -> Path:
             return manifest
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
-        settings = settings or settings_at_load().resolve()
+        settings = settings_at_load().resolve()
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "WORKBANK_DUCKDB_PATH": str(settings.duckdb_path)}
         with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
             completed = subprocess.run(
