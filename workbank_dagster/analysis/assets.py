@@ -10,7 +10,7 @@ from ..common import table_metadata
 from ..fingerprint import fingerprint
 from ..progress import reporter
 from ..resources import WarehouseResource
-from ..settings import PipelineSettings, Settings
+from ..settings import PipelineSettings
 from .columns import TABLES, column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
 from .regressions import coverage_logit, importance_logit
@@ -53,22 +53,25 @@ def _read_tasks(warehouse_db: WarehouseResource) -> pd.DataFrame:
         return _tasks(con)
 
 
-def computed_or_kept(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, inputs: list, compute: Callable[[], dict]):
-    """Compute the step's tables and write them in one short connection, then report them; or, when
-    the step's code and inputs are those its tables were computed from, keep the tables and report them.
+def computed_or_kept(
+    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, compute: Callable[..., dict[str, pd.DataFrame]], *inputs, **helpers
+):
+    """`compute(*inputs, **helpers)`'s tables, written in one short connection, then reported; or, when
+    the step's code and inputs are those its tables were computed from, the tables kept and reported.
 
     Every analysis asset reads what it needs, closes its connection, computes (model fits, the
     bootstrap) and only then opens the warehouse again to write: no read-write connection is held
     while it computes. The model fits and the 200-replicate bootstrap are most of a warm run's
-    analysis, so a step fingerprints its code and `inputs` (the frames it read, the settings): when
-    the fingerprint is the one its tables' last materializations recorded and the tables are there,
-    it keeps them (metadata `recomputed`: false)."""
-    key = fingerprint(modules=[__name__], inputs=inputs)
+    analysis, so a step fingerprints its code and its `inputs` (the frames it read and the settings
+    it uses; `helpers`, such as a logger, are not inputs): when the fingerprint is the one its
+    tables' last materializations recorded and the tables are there, it keeps them (metadata
+    `recomputed`: false)."""
+    key = fingerprint(modules=[__name__], inputs=[compute.__name__, *inputs])
     names = [asset_key.path[-1] for asset_key in context.assets_def.keys]
     tables = _kept(context, warehouse_db, names, key)
     recomputed = tables is None
     if recomputed:
-        tables = compute()
+        tables = compute(*inputs, **helpers)
         with warehouse_db.connect() as con:
             for name, frame in tables.items():
                 warehouse.replace_table(con, SCHEMA, name, frame)
@@ -109,7 +112,7 @@ def _tasks(con) -> pd.DataFrame:
 @analysis_step("coverage_regression", ["coverage_logit_coefs", "coverage_logit_curve", "coverage_logit_ratio"], TASK_DEPS)
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = _read_tasks(warehouse_db)
-    yield from computed_or_kept(context, warehouse_db, [tasks, pipeline_settings.cluster_level], lambda: coverage_tables(tasks, pipeline_settings.cluster_level))
+    yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.cluster_level)
 
 
 def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
@@ -123,7 +126,7 @@ def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.Dat
 @analysis_step("importance_regression", ["importance_logit", "importance_logit_ratio"], TASK_DEPS)
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = _read_tasks(warehouse_db)
-    yield from computed_or_kept(context, warehouse_db, [tasks, pipeline_settings.cluster_level], lambda: importance_tables(tasks, pipeline_settings.cluster_level))
+    yield from computed_or_kept(context, warehouse_db, importance_tables, tasks, pipeline_settings.cluster_level)
 
 
 def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
@@ -147,23 +150,27 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
             "select benchmark, prompt_id, task_id, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
         ).df()
         prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
-    progress = reporter(context.log.info)
     yield from computed_or_kept(
-        context, warehouse_db, [tasks, families, labels, prompts, settings.describe()], lambda: sensitivity_tables(tasks, families, labels, prompts, settings, progress)
+        context, warehouse_db, sensitivity_tables, tasks, families, labels, prompts,
+        settings.active_labeler, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level,
+        progress=reporter(context.log.info),
     )
 
 
-def sensitivity_tables(tasks: pd.DataFrame, families: list[str], labels: pd.DataFrame, prompts: pd.DataFrame, settings: Settings, progress) -> dict[str, pd.DataFrame]:
+def sensitivity_tables(
+    tasks: pd.DataFrame, families: list[str], labels: pd.DataFrame, prompts: pd.DataFrame,
+    active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str, *, progress,
+) -> dict[str, pd.DataFrame]:
     by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
-    table = sensitivity_table(by_labeler, tasks, families, active_labeler=settings.active_labeler, threshold=settings.coverage_threshold, thresholds=settings.sensitivity_thresholds)
-    active = by_labeler.get(settings.active_labeler, labels.iloc[0:0])
-    point = summarise(prompts_per_task(active), tasks, settings.coverage_threshold, families)["work_time_share_uncovered"]
-    boot = bootstrap_uncovered_share(active, prompts, tasks, settings.coverage_threshold, replicates=200, progress=progress)
+    table = sensitivity_table(by_labeler, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds)
+    active = by_labeler.get(active_labeler, labels.iloc[0:0])
+    point = summarise(prompts_per_task(active), tasks, threshold, families)["work_time_share_uncovered"]
+    boot = bootstrap_uncovered_share(active, prompts, tasks, threshold, replicates=200, progress=progress)
     interval = pd.DataFrame(
         [
             {
-                "threshold": settings.coverage_threshold,
-                "labeler": settings.active_labeler,
+                "threshold": threshold,
+                "labeler": active_labeler,
                 "share_uncovered": point,
                 "ci_low": boot["ci_low"],
                 "ci_high": boot["ci_high"],
@@ -177,7 +184,7 @@ def sensitivity_tables(tasks: pd.DataFrame, families: list[str], labels: pd.Data
             }
         ]
     )
-    ratios = judge_ratios(by_labeler, tasks, settings.coverage_threshold, settings.cluster_level)
+    ratios = judge_ratios(by_labeler, tasks, threshold, cluster_level)
     return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios}
 
 
@@ -211,19 +218,18 @@ SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_ta
 
 @analysis_step("model_scores", ["occupation_model_scores", "model_score_differences"], SCORE_DEPS)
 def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         # Ordered: the frames are the step's fingerprint as well as its input.
         results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results order by benchmark, model, prompt_id").df()
         labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels order by benchmark, prompt_id, task_id").df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task order by task_id").df()
         titles = con.execute("select onet_soc_code, title from marts.dim_occupation order by onet_soc_code").df()
+    yield from computed_or_kept(context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task)
 
-    def compute() -> dict[str, pd.DataFrame]:
-        scores = occupation_model_scores(results, labels, tasks, k=settings.min_prompts_per_task)
-        return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
 
-    yield from computed_or_kept(context, warehouse_db, [results, labels, tasks, titles, settings.min_prompts_per_task], compute)
+def score_tables(results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int) -> dict[str, pd.DataFrame]:
+    scores = occupation_model_scores(results, labels, tasks, k=k)
+    return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
 
 
 WORKBANK_DEPS = [key("marts", "fct_workbank_worker_ratings"), key("marts", "fct_workbank_expert_ratings"), *TASK_DEPS]
@@ -235,10 +241,10 @@ def workbank_audit(context: dg.AssetExecutionContext, warehouse_db: WarehouseRes
         workers = con.execute("select task_id, automation_desire, human_agency_scale from marts.fct_workbank_worker_ratings").df()
         experts = con.execute("select task_id, automation_capacity, human_agency_scale from marts.fct_workbank_expert_ratings").df()
         tasks = _tasks(con)
-    yield from computed_or_kept(context, warehouse_db, [workers, experts, tasks], lambda: workbank_tables(workers, experts, tasks, context.log.info))
+    yield from computed_or_kept(context, warehouse_db, workbank_tables, workers, experts, tasks, log=context.log.info)
 
 
-def workbank_tables(workers: pd.DataFrame, experts: pd.DataFrame, tasks: pd.DataFrame, log: Callable[[str], None]) -> dict[str, pd.DataFrame]:
+def workbank_tables(workers: pd.DataFrame, experts: pd.DataFrame, tasks: pd.DataFrame, *, log: Callable[[str], None]) -> dict[str, pd.DataFrame]:
     zones, ties = task_zones(workers, experts)
     zones = zones.merge(tasks[["task_id", "onet_soc_code", "task", "occupation_title", "n_prompts", "covered", "hours"]], on="task_id", how="left")
     zones["covered"] = zones["covered"].fillna(False).astype(bool)
