@@ -222,7 +222,7 @@ def test_family_narrowing_orders_the_best_family_first_and_probabilities_sum():
     prompt = index.task_vectors[[0]]
     # A boost makes the two family-43 occupations together likelier than the single best one.
     boosts = sp.csr_matrix(np.array([[0.0, 0.0, 2.9, 2.9]], dtype=np.float32))
-    candidates = index.retrieve(PromptRows(["a prompt"], prompt, np.zeros_like(prompt), np.zeros(1, bool), [None]), n_occupations=4,
+    candidates = index.retrieve(PromptRows(["a prompt"], prompt, np.zeros_like(prompt), np.zeros(1, bool), [None], ["b"]), n_occupations=4,
                                 narrowing=Narrowing(temperature=1.0, family=5.0), boosts=boosts)
     families = [index.occupation_codes[o][:2] for o in candidates.occupations[0]]
     assert families[:2] == ["43", "43"]
@@ -265,7 +265,7 @@ def test_prior_training_texts_are_capped_deterministic_and_hashed():
     texts = training_texts(tasks, occupations, dwas, titles, None)
     # 13-2011.00: its title and 100 more, capped at 60; 11-1011.00: its title. The DWA of a code without tasks leaves.
     assert texts["kind"].value_counts().to_dict() == {"title": 1 + 60, "task": 2, "dwa": 1}
-    assert texts_sha256(texts) == texts_sha256(training_texts(tasks, occupations, dwas, titles.iloc[::-1], None))
+    assert texts_sha256(texts, "m") == texts_sha256(training_texts(tasks, occupations, dwas, titles.iloc[::-1], None), "m")
 
 
 # --- validation figures ------------------------------------------------------------------------------

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dagster as dg
 import numpy as np
 import pandas as pd
+import pytest
 
+from workbank_dagster.labeling.embedder import same_length_groups
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
 from workbank_dagster.labeling.judges import EmbeddedJudgeV3
 from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.labeling.retrieval import top_k
+from workbank_dagster.labeling.retrieval import PromptRows, top_k
 from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, pool_chunks
 
 
@@ -56,6 +58,7 @@ def test_pool_chunks_is_normalised_mean():
 
 class CountingEncoder:
     model_name = "all-MiniLM-L6-v2"
+    store_key = "all-MiniLM-L6-v2/counting"
     loaded = False
 
     def __init__(self):
@@ -199,3 +202,23 @@ def test_labeling_runtime_holds_the_index_for_one_run_not_the_process():
     inputs["key"] = 1
     assert dg.materialize([first, second], resources={"labeling_runtime": runtime}).success
     assert built == ["first", "second, changed", "first", "second, changed"]
+
+
+def _rows(benchmarks: list[str]) -> PromptRows:
+    n = len(benchmarks)
+    vectors = np.zeros((n, 2), dtype=np.float32)
+    return PromptRows(["p"] * n, vectors, vectors, np.zeros(n, bool), [None] * n, benchmarks)
+
+
+def test_retrieval_blocks_stay_within_a_benchmark_and_start_at_its_first_prompt():
+    rows = _rows(["a"] * 5 + ["b"] * 3 + ["c"])
+    assert [(s.start, s.stop) for s in rows.blocks(2)] == [(0, 2), (2, 4), (4, 5), (5, 7), (7, 8), (8, 9)]
+    # b's blocks are b's own whether a came before it or not: the same heights, the same offsets in b.
+    alone = _rows(["b"] * 3)
+    assert [(s.stop - s.start) for s in alone.blocks(2)] == [2, 1]
+    with pytest.raises(ValueError, match="'a' are not contiguous"):
+        list(_rows(["a", "b", "a"]).blocks(2))
+
+
+def test_texts_are_batched_by_token_count_so_no_batch_is_padded():
+    assert same_length_groups([5, 3, 5, 3, 9]) == [[1, 3], [0, 2], [4]]

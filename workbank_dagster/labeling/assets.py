@@ -16,7 +16,6 @@ from ..resources import ChatModelResource, WarehouseResource
 from ..settings import PipelineSettings, Settings
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
-from .judges import EmbeddedJudgeV4
 from .labels import (
     JUDGEMENT_COLUMNS,
     EmbeddedPrompts,
@@ -24,17 +23,17 @@ from .labels import (
     OccupationKnowledge,
     Retrieved,
     embed_prompts,
-    judgement_rows,
     label_rows,
-    retrieve_narrowed,
 )
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
 from .matching import (
     LabelingRuntime,
     embedded_judge,
     embedded_judge_v4,
-    match_embedded,
+    judge_v3_rows,
+    judge_v4_rows,
     retrieval_options,
+    retrieve_v4,
     task_index_key,
 )
 from .prior import OccupationPrior, texts_sha256, training_texts
@@ -118,10 +117,6 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: L
 def knowledge_key(knowledge: OccupationKnowledge) -> str:
     """What judge v4's knowledge was built from, for the labels' input hash."""
     return knowledge.prior.inputs_sha256 if knowledge.prior is not None else "no prior"
-
-
-def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, judge: EmbeddedJudgeV4, settings, progress=None) -> Retrieved:
-    return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, progress=progress, **retrieval_options(settings))
 
 
 def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
@@ -246,9 +241,9 @@ def occupation_prior(
     settings = pipeline_settings.resolve()
     started = time.perf_counter()
     texts = prior_training_texts(warehouse_db)
-    digest = texts_sha256(texts)
     path = prior_path(settings)
     embeddings = labeling_runtime.embeddings(settings, context)
+    digest = texts_sha256(texts, embeddings.embedder.store_key)
     refitted = False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
         index = labeling_runtime.task_index(warehouse_db, embeddings)
@@ -304,17 +299,12 @@ def embedded_judge_labels(
         index = labeling_runtime.task_index(warehouse_db, embeddings)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
-            mine = _subset(embedded, stale[v3.labeler])
-            retrieved, chosen = match_embedded(mine, index, settings, progress=embeddings.progress)
-            labels, judgements = label_rows(retrieved, chosen, v3.labeler)
+            labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
             write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
             write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:
-            mine = _subset(embedded, stale[v4.labeler])
             knowledge = load_knowledge(warehouse_db, index, labeling_runtime, settings)
-            retrieved = retrieve_v4(mine, index, knowledge, v4, settings, progress=embeddings.progress)
-            decided = v4.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
-            labels, judgements = judgement_rows(retrieved, decided, v4.labeler)
+            labels, judgements = judge_v4_rows(_subset(embedded, stale[v4.labeler]), index, knowledge, settings, progress=embeddings.progress)
             write_partitions(warehouse_db, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
             write_inputs(warehouse_db, v4.labeler, {key: inputs[v4.labeler][key] for key in stale[v4.labeler]})
     labels, judgements = read_partitions(warehouse_db, "embedded", None, keys)
@@ -426,7 +416,7 @@ def llm_candidates(
 ) -> Retrieved:
     """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime, settings), embedded_judge_v4(), settings)
+    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime, settings), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:

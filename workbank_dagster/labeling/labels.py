@@ -32,7 +32,7 @@ class Embeddings:
     progress: Callable[[str, int], object] | None = None  # progress.reporter(...): embedding is the long step of a cold run
 
     def texts(self, texts: list[str]) -> np.ndarray:
-        return self.store.embed(self.embedder.model_name, texts, self.embedder.encode, progress=self.progress)
+        return self.store.embed(self.embedder.store_key, texts, self.embedder.encode, progress=self.progress)
 
     def prompts(self, prompts: list[str]) -> tuple[np.ndarray, list[int]]:
         """One pooled vector per prompt (mean of its chunks) and the number of chunks of each."""
@@ -73,7 +73,9 @@ class EmbeddedPrompts:
 
     def rows(self) -> PromptRows:
         """The readable prompts as retrieval reads them."""
-        return PromptRows(self.prompts["prompt"].tolist(), self.vectors, self.role_vectors, self.has_role, self.roles)
+        return PromptRows(
+            self.prompts["prompt"].tolist(), self.vectors, self.role_vectors, self.has_role, self.roles, self.prompts["benchmark"].tolist()
+        )
 
 
 def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedPrompts:

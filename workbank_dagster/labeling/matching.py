@@ -27,7 +27,18 @@ from ..settings import Settings
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
 from .judges import EmbeddedJudgeV3, EmbeddedJudgeV4
-from .labels import EmbeddedPrompts, Embeddings, Retrieved, build_task_index, embed_prompts, retrieve_embedded
+from .labels import (
+    EmbeddedPrompts,
+    Embeddings,
+    OccupationKnowledge,
+    Retrieved,
+    build_task_index,
+    embed_prompts,
+    judgement_rows,
+    label_rows,
+    retrieve_embedded,
+    retrieve_narrowed,
+)
 from .retrieval import TaskIndex
 
 
@@ -46,7 +57,7 @@ def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> t
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
     occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
     return (
-        embeddings.embedder.model_name,
+        embeddings.embedder.store_key,
         int(pd.util.hash_pandas_object(tasks, index=False).sum()),
         int(pd.util.hash_pandas_object(occupations, index=False).sum()),
     ), tasks, occupations
@@ -98,6 +109,32 @@ def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progre
     """Judge v3's candidates and chosen (task_id, score) pairs, best first, for prompts already embedded."""
     retrieved = retrieve_embedded(embedded, index, progress=progress, **retrieval_options(settings))
     return retrieved, embedded_judge(settings).select(retrieved.candidates, index)
+
+
+def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None) -> Retrieved:
+    """Judge v4's candidates (family first, titles, technology, prior, benchmark context), which the
+    LLM judge is sent too."""
+    judge = embedded_judge_v4()
+    return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, progress=progress, **retrieval_options(settings))
+
+
+def judge_v3_rows(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judge v3's label rows and judgement records for whole benchmarks' embedded prompts."""
+    retrieved, chosen = match_embedded(embedded, index, settings, progress=progress)
+    return label_rows(retrieved, chosen, embedded_judge(settings).labeler)
+
+
+def judge_v4_rows(
+    embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Judge v4's label rows and judgement records for whole benchmarks' embedded prompts.
+
+    A benchmark's rows are the same, to the bit, whatever other benchmarks are given with it
+    (retrieval computes each benchmark in its own blocks, and a text's vector is its own)."""
+    judge = embedded_judge_v4()
+    retrieved = retrieve_v4(embedded, index, knowledge, settings, progress=progress)
+    decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
+    return judgement_rows(retrieved, decided, judge.labeler)
 
 
 def match_texts(

@@ -58,8 +58,10 @@ def training_texts(
     return texts.reset_index(drop=True)
 
 
-def texts_sha256(texts: pd.DataFrame) -> str:
-    digest = hashlib.sha256(PRIOR_VERSION.encode())
+def texts_sha256(texts: pd.DataFrame, embedding: str) -> str:
+    """What the prior is fitted from: its version, the embedding store's name for the vectors
+    (model and batching: embedder.Embedder.store_key) and the training texts."""
+    digest = hashlib.sha256(f"{PRIOR_VERSION}\x1f{embedding}".encode())
     for text, code in zip(texts["text"], texts["onet_soc_code"]):
         digest.update(f"{code}\x1f{text}\x1e".encode())
     return digest.hexdigest()

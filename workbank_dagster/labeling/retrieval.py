@@ -14,13 +14,21 @@ For each prompt, occupations are ranked by a hybrid score, the sum of z-scored s
 
 The candidates of a prompt are the `per_occupation` most similar tasks of each of its
 `n_occupations` best occupations plus its `n_nearest` nearest task statements overall (at most 40
-with the defaults), ordered by similarity. Everything is computed in chunks of prompts, so memory is bounded whatever the number of
-prompts.
+with the defaults), ordered by similarity.
+
+Everything is computed in blocks of at most `chunk` prompts, so memory is bounded whatever the
+number of prompts. A block never spans two benchmarks and starts at a fixed offset within its
+benchmark (`PromptRows.blocks`): a benchmark's matrix products are then the same products whether it
+is retrieved alone, beside other benchmarks or in a backfill. This matters because a BLAS kernel may
+round a row's product differently in stacks of different heights (OpenBLAS with
+OPENBLAS_CORETYPE=Haswell does, by up to ~5e-5 in float32), which made a benchmark's scores depend on
+what else was labeled in the same run.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,19 +87,40 @@ def _meter(progress, what: str, total: int):
 @dataclass(frozen=True)
 class PromptRows:
     """What retrieval reads of each prompt: its text, its embedding, the embedding of the role it
-    states (zeros where none), whether it states one, and the role's words."""
+    states (zeros where none), whether it states one, the role's words, and its benchmark (each
+    benchmark's prompts contiguous)."""
 
     texts: list[str]
     vectors: np.ndarray
     role_vectors: np.ndarray
     has_role: np.ndarray
     roles: list[str | None]
+    benchmarks: list[str]
 
     def __len__(self) -> int:
         return len(self.texts)
 
     def __getitem__(self, rows: slice) -> PromptRows:
-        return PromptRows(self.texts[rows], self.vectors[rows], self.role_vectors[rows], self.has_role[rows], self.roles[rows])
+        return PromptRows(
+            self.texts[rows], self.vectors[rows], self.role_vectors[rows], self.has_role[rows], self.roles[rows], self.benchmarks[rows]
+        )
+
+    def blocks(self, size: int) -> Iterator[slice]:
+        """Slices of at most `size` rows, each within one benchmark, cut at multiples of `size` from
+        the benchmark's first prompt: the blocks of a benchmark do not depend on the other benchmarks."""
+        seen: set[str] = set()
+        start = 0
+        while start < len(self):
+            benchmark = self.benchmarks[start]
+            if benchmark in seen:
+                raise ValueError(f"the prompts of benchmark {benchmark!r} are not contiguous: retrieval needs them in one run")
+            seen.add(benchmark)
+            end = start
+            while end < len(self) and self.benchmarks[end] == benchmark:
+                end += 1
+            for first in range(start, end, size):
+                yield slice(first, min(first + size, end))
+            start = end
 
 
 @dataclass(frozen=True)
@@ -243,8 +272,7 @@ class TaskIndex:
         the benchmark context (see `Narrowing.context`)."""
         sums = np.zeros((n_groups, len(self.occupation_codes)))
         meter = _meter(progress, "benchmark context", len(prompts))
-        for start in range(0, len(prompts), chunk):
-            rows = slice(start, start + chunk)
+        for rows in prompts.blocks(chunk):
             vectors = prompts.vectors[rows]
             _, score = self._scores(prompts[rows])
             np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
@@ -279,9 +307,8 @@ class TaskIndex:
         probability = np.zeros((n_prompts, n_best)) if narrowing else None
         family_probability = np.zeros(n_prompts) if narrowing else None
         meter = _meter(progress, "retrieval" + (" (judge v4)" if narrowing else ""), n_prompts)
-        for start in range(0, n_prompts, chunk):
-            stop = start + chunk
-            rows = slice(start, stop)
+        for rows in prompts.blocks(chunk):
+            start = rows.start
             vectors = prompts.vectors[rows]
             sims, score = self._scores(prompts[rows])
             if narrowing is not None:

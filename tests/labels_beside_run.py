@@ -1,0 +1,69 @@
+"""Label one benchmark alone and beside others, in its own process, for tests/test_labels_beside_others.py.
+
+    python tests/labels_beside_run.py SOURCE_DIR INDEX_CACHE OUT_DIR SUBJECT OTHER [OTHER ...]
+
+Builds a task index over every sixth O*NET occupation (its task statements and titles, real
+embeddings; the vectors cached in INDEX_CACHE) and the occupation prior over the same texts, then
+labels SUBJECT's prompts twice with judges v3 and v4, exactly as the embedded judge's asset does
+(`matching.judge_v3_rows`, `matching.judge_v4_rows`):
+
+- `alone`: SUBJECT's prompts only;
+- `beside`: SUBJECT's prompts with the OTHERs', in the asset's order (benchmark, prompt_id).
+
+Each labeling embeds its prompts into an empty embedding store of its own, so what a prompt's
+vector was batched with differs too. SUBJECT's label and judgement rows of each labeling are
+written to OUT_DIR as `{alone|beside}_{v3|v4}_{labels|judgements}.parquet`. The process's BLAS
+kernel is whatever its environment selects (OPENBLAS_CORETYPE).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from workbank_dagster.labeling.embedder import Embedder
+from workbank_dagster.labeling.embedding_store import EmbeddingStore
+from workbank_dagster.labeling.evidence import OccupationEvidence
+from workbank_dagster.labeling.labels import Embeddings, OccupationKnowledge, build_task_index, embed_prompts
+from workbank_dagster.labeling.matching import judge_v3_rows, judge_v4_rows
+from workbank_dagster.labeling.prior import OccupationPrior, training_texts
+from workbank_dagster.labeling.titles import TitleIndex, title_rows
+from workbank_dagster.settings import PipelineSettings
+from workbank_dagster.sources import onet
+from workbank_dagster.sources.benchmarks import read_benchmark_prompts
+
+
+def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: list[str]) -> None:
+    embedder = Embedder()
+    index_embeddings = Embeddings(EmbeddingStore(index_cache / "embeddings.sqlite"), embedder)
+    tasks = onet.read_task_statements(source_dir / onet.TASK_STATEMENTS)
+    occupations = onet.read_occupations(source_dir / onet.OCCUPATIONS)
+    codes = sorted(set(tasks["onet_soc_code"]))[::6]
+    tasks = tasks[tasks["onet_soc_code"].isin(codes)][["task_id", "onet_soc_code", "task"]]
+    occupations = occupations[occupations["onet_soc_code"].isin(codes)][["onet_soc_code", "title", "description"]]
+    index = build_task_index(tasks, occupations, index_embeddings)
+    titles = title_rows(occupations, None, None)
+    texts = training_texts(tasks, occupations, None, titles, None)
+    codes = list(index.occupation_codes)
+    prior = OccupationPrior.fit(index_embeddings.texts(texts["text"].tolist()), texts["onet_soc_code"].tolist(), codes, "test")
+    knowledge = OccupationKnowledge(OccupationEvidence(codes, TitleIndex(titles, set(codes)), None), prior)
+    settings = PipelineSettings().resolve()
+
+    prompts = pd.concat([read_benchmark_prompts(source_dir / "benchmarks" / f"{slug}.jsonl") for slug in [subject, *others]])
+    prompts = prompts.sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)[["benchmark", "prompt_id", "prompt", "prompt_hash"]]
+    out.mkdir(parents=True, exist_ok=True)
+    for scenario, slugs in (("alone", [subject]), ("beside", [subject, *others])):
+        embeddings = Embeddings(EmbeddingStore(out / f"{scenario}_embeddings.sqlite"), embedder)
+        embedded = embed_prompts(prompts[prompts["benchmark"].isin(slugs)].reset_index(drop=True), embeddings)
+        for judge, (labels, judgements) in (
+            ("v3", judge_v3_rows(embedded, index, settings)),
+            ("v4", judge_v4_rows(embedded, index, knowledge, settings)),
+        ):
+            labels[labels["benchmark"] == subject].reset_index(drop=True).to_parquet(out / f"{scenario}_{judge}_labels.parquet")
+            judgements[judgements["benchmark"] == subject].reset_index(drop=True).to_parquet(out / f"{scenario}_{judge}_judgements.parquet")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4], sys.argv[5:])
