@@ -21,6 +21,16 @@ SOURCE_DIR = Path(os.environ["WORKBANK_SOURCE_DIR"]).resolve() if os.environ.get
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 
+def pytest_collection_modifyitems(items) -> None:
+    """Every test that reads the full-data run is `e2e`, whether or not its file says so: then
+    `-m "not e2e"` never starts that run (nor embeds the full data for it). Under pytest-xdist
+    (`--dist loadgroup`) they are one group, so one worker makes that run, once."""
+    for item in items:
+        if "pipeline_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
 @pytest.fixture(scope="session")
 def source_dir() -> Path:
     if SOURCE_DIR is None or not SOURCE_DIR.is_dir():
@@ -28,14 +38,67 @@ def source_dir() -> Path:
     return SOURCE_DIR
 
 
+def session_root(tmp_path_factory) -> Path:
+    """The session's temporary folder, which every pytest-xdist worker shares (each worker has a
+    folder of its own below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def session_cache(tmp_path_factory) -> Path:
-    """One embedding cache for the whole test session (CI: embed once)."""
+    """One embedding cache for the whole test session, every worker's (CI: embed once). The store
+    is SQLite in WAL mode, content-addressed: workers may write it at once."""
     configured = os.environ.get("WORKBANK_TEST_CACHE_DIR")
-    if configured:
-        Path(configured).mkdir(parents=True, exist_ok=True)
-        return Path(configured)
-    return tmp_path_factory.mktemp("cache")
+    cache = Path(configured) if configured else session_root(tmp_path_factory) / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+@pytest.fixture(scope="session")
+def onet_base(tmp_path_factory, source_dir, session_cache) -> Path:
+    """A data folder with the O*NET raw tables, the task index and the occupation prior, built once
+    per session (by the first worker that asks, the others wait for it): what every labeling test
+    needs, and the O*NET texts (~59k) embedded into the session cache once."""
+    from filelock import FileLock
+
+    root = session_root(tmp_path_factory)
+    base = root / "onet_base"
+    with FileLock(str(root / "onet_base.lock")):
+        if not (base / "built").exists():
+            _build_onet_base(base, source_dir, session_cache)
+            (base / "built").touch()
+    return base / "data"
+
+
+def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
+    import dagster as dg
+
+    from workbank_dagster.labeling.assets import occupation_prior, task_index
+    from workbank_dagster.labeling.matching import LabelingRuntime
+    from workbank_dagster.resources import WarehouseResource
+    from workbank_dagster.settings import PipelineSettings
+    from workbank_dagster.sources.assets import file_assets, raw_assets
+
+    shutil.rmtree(base, ignore_errors=True)
+    data = base / "data"
+    settings = PipelineSettings(data_dir=str(data), source_dir=str(source_dir), cache_dir=str(session_cache))
+    resources = {"warehouse_db": WarehouseResource(path=str(data / "warehouse.duckdb")), "labeling_runtime": LabelingRuntime(), "pipeline_settings": settings}
+    # The O*NET tables that the task index, the prior and judge v4's knowledge read.
+    tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")
+    instance = dg.DagsterInstance.ephemeral()
+    needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in tables]
+    assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
+    assert dg.materialize([task_index, occupation_prior], instance=instance, resources=resources).success
+
+
+@pytest.fixture(scope="session", autouse=True)
+def onet_embedded_before_workers_label(request) -> None:
+    """With pytest-xdist, every worker starts by waiting for `onet_base`: otherwise each worker's
+    first labeling test would embed the same ~59k O*NET texts at the same time. Alone, the first
+    test that needs them embeds them."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        request.getfixturevalue("onet_base")
 
 
 @pytest.fixture()

@@ -10,8 +10,6 @@ import duckdb
 import pytest
 from conftest import run_pipeline
 
-pytestmark = pytest.mark.e2e
-
 
 def test_headline_numbers(pipeline_run):
     h = pipeline_run["headline"]

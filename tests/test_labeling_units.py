@@ -14,6 +14,7 @@ from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.labeling.retrieval import PromptRows, top_k
 from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, pool_chunks
+from workbank_dagster.settings import PipelineSettings
 
 
 def _unit(rows):
@@ -202,6 +203,30 @@ def test_labeling_runtime_holds_the_index_for_one_run_not_the_process():
     inputs["key"] = 1
     assert dg.materialize([first, second], resources={"labeling_runtime": runtime}).success
     assert built == ["first", "second, changed", "first", "second, changed"]
+
+
+def test_the_steps_of_a_run_share_one_embedding_model_and_count_their_own_store_hits(tmp_path):
+    """A cold run loaded the model once per step that embeds (task index, prior, judges): now once."""
+    models, counts = [], []
+    settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
+
+    @dg.asset
+    def first(labeling_runtime: LabelingRuntime) -> None:
+        embeddings = labeling_runtime.embeddings(settings)
+        embeddings.store.embed("m", ["a"], lambda texts: np.ones((len(texts), 384), dtype=np.float32))
+        models.append(embeddings.embedder)
+        counts.append(embeddings.store.misses)
+
+    @dg.asset(deps=[first])
+    def second(labeling_runtime: LabelingRuntime) -> None:
+        embeddings = labeling_runtime.embeddings(settings)
+        models.append(embeddings.embedder)
+        counts.append(embeddings.store.misses)
+
+    assert dg.materialize([first, second], resources={"labeling_runtime": LabelingRuntime()}).success
+    assert models[0] is models[1] and counts == [1, 0]
+    assert dg.materialize([first], resources={"labeling_runtime": LabelingRuntime()}).success
+    assert models[2] is not models[0]  # the next run has its own
 
 
 def _rows(benchmarks: list[str]) -> PromptRows:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,11 +19,10 @@ from conftest import small_source_dir
 from fake_openai import FakeOpenAI
 
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import llm_judge_labels, occupation_prior, task_index
+from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import ChatModelResource, WarehouseResource
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
-from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts
 
 KEY = "sk-test-SECRET-do-not-leak-42"
@@ -30,19 +30,17 @@ PARTITION = "cybench"  # 39 prompts
 
 
 @pytest.fixture()
-def llm_env(workbank_env, tmp_path, source_dir, monkeypatch):
+def llm_env(workbank_env, tmp_path, source_dir, monkeypatch, onet_base):
     sources = small_source_dir(tmp_path, source_dir, (PARTITION,))
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    # The LLM judge's candidates are judge v4's: the O*NET tables, the task index and the prior
+    # (its titles, technology and prior) come from the session's O*NET base, copied.
+    shutil.copytree(onet_base, workbank_env)
     db = workbank_env / "warehouse.duckdb"
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
     resources = {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
-    # The LLM judge's candidates are judge v4's: its titles, technology and prior are needed too.
-    tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")
-    needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in tables]
-    assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
-    assert dg.materialize([task_index, occupation_prior], instance=instance, resources=resources).success
     assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
     return {"db": db, "instance": instance, "resources": resources, "data_dir": workbank_env}
 

@@ -95,10 +95,10 @@ class Embedder:
 
 
 def token_counts(model, texts: list[str], piece: int = 1024) -> list[int]:
-    """How many tokens the model reads of each text (after its own truncation), as it tokenizes them."""
+    """How many tokens the model reads of each text (after its own truncation), as `encode` prepares them (`preprocess`)."""
     counts: list[int] = []
     for start in range(0, len(texts), piece):
-        counts.extend(int(n) for n in model.tokenize(texts[start : start + piece])["attention_mask"].sum(dim=1))
+        counts.extend(int(n) for n in model.preprocess(texts[start : start + piece])["attention_mask"].sum(dim=1))
     return counts
 
 

@@ -42,16 +42,6 @@ from .labels import (
 from .retrieval import TaskIndex
 
 
-def embeddings_service(settings: Settings, context: dg.AssetExecutionContext | None = None) -> Embeddings:
-    """The embedding store and model; with a context, embedding reports its progress to the run log."""
-    store = EmbeddingStore(settings.cache_dir / "embeddings.sqlite")
-    return Embeddings(
-        store=store,
-        embedder=Embedder(settings.embedding_model, batch_size=settings.embed_batch_size),
-        progress=reporter(context.log.info) if context is not None else None,
-    )
-
-
 def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
     """What the task index is built from: the model and the content of the task and occupation tables."""
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
@@ -73,7 +63,15 @@ class LabelingRuntime(dg.ConfigurableResource):
     _memo: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
 
     def embeddings(self, settings: Settings, context: dg.AssetExecutionContext | None = None) -> Embeddings:
-        return embeddings_service(settings, context)
+        """The embedding store, with this call's own hit and miss counts, over the run's one model
+        (loaded once, by the first step that embeds a text the store lacks); with a context,
+        embedding reports its progress to the run log."""
+        options = (settings.embedding_model, settings.embed_batch_size)
+        return Embeddings(
+            store=EmbeddingStore(settings.cache_dir / "embeddings.sqlite"),
+            embedder=self.memoized("embedder", options, lambda: Embedder(*options)),
+            progress=reporter(context.log.info) if context is not None else None,
+        )
 
     def memoized(self, name: str, key, build):
         """`build()`, or what it returned last time for the same `key` (one entry per `name`)."""
