@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,3 +60,13 @@ def chromium():
 
 def console_errors(driver) -> list[str]:
     return [entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+
+
+def wait_for(driver, condition: str, timeout: float = 30.0) -> None:
+    """Until the page's JavaScript `condition` is true; an AssertionError naming it after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.execute_script(condition):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for: {condition}")

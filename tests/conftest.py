@@ -21,14 +21,22 @@ SOURCE_DIR = Path(os.environ["WORKBANK_SOURCE_DIR"]).resolve() if os.environ.get
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 
+E2E_FILE = "test_e2e.py"
+
+
 def pytest_collection_modifyitems(items) -> None:
-    """Every test that reads the full-data run is `e2e`, whether or not its file says so: then
-    `-m "not e2e"` never starts that run (nor embeds the full data for it). Under pytest-xdist
-    (`--dist loadgroup`) they are one group, so one worker makes that run, once."""
+    """Every test that reads the full-data run is `e2e`, whether or not it says so: then
+    `-m "not e2e"` never starts that run (nor embeds the full data for it). They live in one file:
+    the suite's workers take whole files (`--dist loadfile`), so one worker makes the run, once
+    (pytest-xdist's `loadgroup` does not group under pytest 9: its marks are not applied)."""
+    elsewhere = []
     for item in items:
         if "pipeline_run" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.e2e)
-            item.add_marker(pytest.mark.xdist_group("e2e"))
+            if item.path.name != E2E_FILE:
+                elsewhere.append(item.nodeid)
+    if elsewhere:
+        raise pytest.UsageError(f"tests that read the full-data run belong in tests/{E2E_FILE} (one worker runs them): {elsewhere}")
 
 
 @pytest.fixture(scope="session")

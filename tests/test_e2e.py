@@ -1,14 +1,21 @@
-"""The whole pipeline, as `make run` runs it, on the real data (once per session), then warm."""
+"""The whole pipeline, as `make run` runs it, on the real data (once per session), then warm.
+
+Every test that reads that run lives in this file (conftest refuses one elsewhere): the suite's
+workers take whole files (`--dist loadfile`), so one worker makes the run, once, and the warm run
+at the end of the file never rewrites the outputs under another worker's test."""
 
 from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import dagster as dg
 import duckdb
+import pandas as pd
 import pytest
-from conftest import run_pipeline
+from browser import chromium, console_errors, missing, wait_for
+from conftest import ARTIFACTS, run_pipeline
 
 
 def test_headline_numbers(pipeline_run):
@@ -232,6 +239,96 @@ def test_every_column_of_every_model_is_described(pipeline_run):
     assert len(built) == len(described) >= 45
     undescribed = {f"{schema}.{table}": sorted(set(columns) - described[(schema, table)]) for schema, table, columns in built}
     assert {name: cols for name, cols in undescribed.items() if cols} == {}
+
+
+# --- the full run's report and exports, in a real browser ------------------------------------------
+
+
+def _outputs(pipeline_run) -> Path:
+    return pipeline_run["root"] / "data" / "outputs"
+
+
+def test_exports_cover_every_mart_and_analysis_table(pipeline_run):
+    tables = _outputs(pipeline_run) / "tables"
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        expected = con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables where table_schema in ('marts', 'analysis') "
+            # user audits run after the main job (their own partitions); the next run's export includes them
+            "and table_name not in ('user_audit', 'user_audit_catalog') order by 1"
+        ).fetchall()
+        assert len(expected) >= 20
+        dictionary = (tables / "DATA_DICTIONARY.md").read_text()
+        for (name,) in expected:
+            n_rows = con.execute(f"select count(*) from {name}").fetchone()[0]
+            assert duckdb.execute(f"select count(*) from read_parquet('{tables / (name + '.parquet')}')").fetchone()[0] == n_rows, name
+            # The whole file sniffed: a quoted comma late in a file (a model named 'MUSE (x, y)') misleads a sampled sniffer.
+            assert duckdb.execute(f"select count(*) from read_csv('{tables / (name + '.csv')}', sample_size=-1)").fetchone()[0] == n_rows, name
+            assert f"## `{name}`" in dictionary, name
+    finally:
+        con.close()
+    # The marts' column descriptions come from the dbt docs.
+    rows = pd.read_csv(tables / "data_dictionary.csv", keep_default_na=False)
+    dim_task = rows[rows["table"] == "marts.dim_task"]
+    described = dict(zip(dim_task["column"], dim_task["description"]))
+    assert described["task_id"] and described["time_share"] and set(dim_task["documented_by"]) == {"dbt docs (manifest.json + catalog.json)"}
+    analysis = rows[rows["table"].str.startswith("analysis.")]
+    undocumented = analysis.loc[analysis["description"] == "", ["table", "column"]].values.tolist()
+    assert len(analysis) > 50 and undocumented == []
+    assert (tables / "dbt_docs.html").stat().st_size > 100_000
+
+
+def test_report_files_and_attribution(pipeline_run):
+    report = _outputs(pipeline_run) / "report"
+    page = (report / "index.html").read_text()
+    for name in ("benchmark_map", "coverage_curves", "importance_quintiles", "model_scores", "workbank_landscape", "family_work_time"):
+        svg = (report / "figures" / f"{name}.svg").read_text()
+        assert svg.lstrip().startswith("<?xml") and "<svg" in svg, name
+    assert "Used under the CC BY 4.0 license" in page
+    # Self-contained: no script, style sheet or image is fetched (plotly.js is inlined).
+    assert "<script src=" not in page and "<link " not in page and "<img " not in page
+    h = pipeline_run["headline"]
+    assert f"{h['n_occupations_with_covered_task']:,} / 923" in page
+    assert h["labeler"] in page and "labels_dev" in page
+    assert "threshold" in page and "SHA-256" in page
+
+
+def test_report_in_headless_chromium(pipeline_run):
+    problem = missing()
+    assert problem is None, problem
+    index = _outputs(pipeline_run) / "report" / "index.html"
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    family_sizes = dict(con.execute("select family_title, count(*) from marts.dim_occupation group by 1").fetchall())
+    con.close()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with chromium() as driver:
+        driver.get(index.as_uri())
+        wait_for(driver, "return document.querySelectorAll('#benchmark-map g.slice').length > 0")
+        tiles = driver.execute_script(
+            "return document.getElementById('benchmark-map').data[0].ids.filter(function (i) { return i.indexOf('occupation:') === 0; }).length"
+        )
+        assert tiles == 923
+        driver.execute_script("document.getElementById('map').scrollIntoView()")
+        driver.save_screenshot(str(ARTIFACTS / "report_map.png"))
+        # Click the largest family that is not the root: the map then shows that family's occupations.
+        slices = driver.find_elements("css selector", "#benchmark-map g.slice")
+        family = next(s for s in slices if s.text.split("\n")[0] in family_sizes)
+        name = family.text.split("\n")[0]
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        ActionChains(driver).move_to_element(family).click().perform()
+        expected = family_sizes[name] + 1  # the family tile itself and one tile per occupation
+        wait_for(driver, f"return document.querySelectorAll('#benchmark-map g.slice').length === {expected}")
+        shown = [s.text.split("\n")[0] for s in driver.find_elements("css selector", "#benchmark-map g.slice")]
+        assert name in shown
+        driver.save_screenshot(str(ARTIFACTS / "report_map_expanded.png"))
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(str(ARTIFACTS / "report.png"))
+        assert console_errors(driver) == []
+
+
+
+# --- then the same run again, warm -----------------------------------------------------------------
 
 
 def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):

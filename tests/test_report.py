@@ -1,16 +1,14 @@
-"""The report: pure pieces (treemap layout, escaping, attribution, dictionary), then the real files
-from the session's full run opened in headless Chromium, then hostile benchmark text end to end."""
+"""The report: pure pieces (treemap layout, escaping, attribution, dictionary), then hostile
+benchmark text end to end in headless Chromium. The full run's report is checked in test_e2e.py."""
 
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 
 import duckdb
 import pandas as pd
 import pytest
-from browser import chromium, console_errors, missing
+from browser import chromium, console_errors, missing, wait_for
 from conftest import ARTIFACTS, run_pipeline, small_source_dir
 
 from workbank_dagster.fingerprint import fingerprint
@@ -129,13 +127,6 @@ def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_pa
     assert unchanged(stamp, key, out) and not unchanged(stamp, "other", out)
 
 
-# --- the full run's report in a real browser --------------------------------------------------------
-
-
-def _outputs(pipeline_run) -> Path:
-    return pipeline_run["root"] / "data" / "outputs"
-
-
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     """2,080 h is a setting, the family bar a constant of validation.py, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
@@ -152,93 +143,6 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     assert "Below the 50% family-accuracy bar" in line
     assert "Below" not in page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.55, "labeler_occupation_accuracy": 0.3})
 
-
-def test_exports_cover_every_mart_and_analysis_table(pipeline_run):
-    tables = _outputs(pipeline_run) / "tables"
-    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
-    try:
-        expected = con.execute(
-            "select table_schema || '.' || table_name from information_schema.tables where table_schema in ('marts', 'analysis') "
-            # user audits run after the main job (their own partitions); the next run's export includes them
-            "and table_name not in ('user_audit', 'user_audit_catalog') order by 1"
-        ).fetchall()
-        assert len(expected) >= 20
-        dictionary = (tables / "DATA_DICTIONARY.md").read_text()
-        for (name,) in expected:
-            n_rows = con.execute(f"select count(*) from {name}").fetchone()[0]
-            assert duckdb.execute(f"select count(*) from read_parquet('{tables / (name + '.parquet')}')").fetchone()[0] == n_rows, name
-            # The whole file sniffed: a quoted comma late in a file (a model named 'MUSE (x, y)') misleads a sampled sniffer.
-            assert duckdb.execute(f"select count(*) from read_csv('{tables / (name + '.csv')}', sample_size=-1)").fetchone()[0] == n_rows, name
-            assert f"## `{name}`" in dictionary, name
-    finally:
-        con.close()
-    # The marts' column descriptions come from the dbt docs.
-    rows = pd.read_csv(tables / "data_dictionary.csv", keep_default_na=False)
-    dim_task = rows[rows["table"] == "marts.dim_task"]
-    described = dict(zip(dim_task["column"], dim_task["description"]))
-    assert described["task_id"] and described["time_share"] and set(dim_task["documented_by"]) == {"dbt docs (manifest.json + catalog.json)"}
-    analysis = rows[rows["table"].str.startswith("analysis.")]
-    undocumented = analysis.loc[analysis["description"] == "", ["table", "column"]].values.tolist()
-    assert len(analysis) > 50 and undocumented == []
-    assert (tables / "dbt_docs.html").stat().st_size > 100_000
-
-
-def test_report_files_and_attribution(pipeline_run):
-    report = _outputs(pipeline_run) / "report"
-    page = (report / "index.html").read_text()
-    for name in ("benchmark_map", "coverage_curves", "importance_quintiles", "model_scores", "workbank_landscape", "family_work_time"):
-        svg = (report / "figures" / f"{name}.svg").read_text()
-        assert svg.lstrip().startswith("<?xml") and "<svg" in svg, name
-    assert "Used under the CC BY 4.0 license" in page
-    # Self-contained: no script, style sheet or image is fetched (plotly.js is inlined).
-    assert "<script src=" not in page and "<link " not in page and "<img " not in page
-    h = pipeline_run["headline"]
-    assert f"{h['n_occupations_with_covered_task']:,} / 923" in page
-    assert h["labeler"] in page and "labels_dev" in page
-    assert "threshold" in page and "SHA-256" in page
-
-
-def test_report_in_headless_chromium(pipeline_run):
-    problem = missing()
-    assert problem is None, problem
-    index = _outputs(pipeline_run) / "report" / "index.html"
-    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
-    family_sizes = dict(con.execute("select family_title, count(*) from marts.dim_occupation group by 1").fetchall())
-    con.close()
-    ARTIFACTS.mkdir(exist_ok=True)
-    with chromium() as driver:
-        driver.get(index.as_uri())
-        _wait(driver, "return document.querySelectorAll('#benchmark-map g.slice').length > 0")
-        tiles = driver.execute_script(
-            "return document.getElementById('benchmark-map').data[0].ids.filter(function (i) { return i.indexOf('occupation:') === 0; }).length"
-        )
-        assert tiles == 923
-        driver.execute_script("document.getElementById('map').scrollIntoView()")
-        driver.save_screenshot(str(ARTIFACTS / "report_map.png"))
-        # Click the largest family that is not the root: the map then shows that family's occupations.
-        slices = driver.find_elements("css selector", "#benchmark-map g.slice")
-        family = next(s for s in slices if s.text.split("\n")[0] in family_sizes)
-        name = family.text.split("\n")[0]
-        from selenium.webdriver.common.action_chains import ActionChains
-
-        ActionChains(driver).move_to_element(family).click().perform()
-        expected = family_sizes[name] + 1  # the family tile itself and one tile per occupation
-        _wait(driver, f"return document.querySelectorAll('#benchmark-map g.slice').length === {expected}")
-        shown = [s.text.split("\n")[0] for s in driver.find_elements("css selector", "#benchmark-map g.slice")]
-        assert name in shown
-        driver.save_screenshot(str(ARTIFACTS / "report_map_expanded.png"))
-        driver.execute_script("window.scrollTo(0, 0)")
-        driver.save_screenshot(str(ARTIFACTS / "report.png"))
-        assert console_errors(driver) == []
-
-
-def _wait(driver, condition: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if driver.execute_script(condition):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for: {condition}")
 
 
 # --- hostile benchmark text, end to end ----------------------------------------------------------------
@@ -271,7 +175,7 @@ def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, 
     index = tmp_path / "data" / "outputs" / "report" / "index.html"
     with chromium() as driver:
         driver.get(index.as_uri())
-        _wait(driver, "return document.getElementById('benchmark-index') !== null")
+        wait_for(driver, "return document.getElementById('benchmark-index') !== null")
         assert driver.execute_script("return window.__pwned === undefined")
         cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
         assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
