@@ -17,11 +17,15 @@ import pytest
 
 from workbank_dagster.settings import REPO_ROOT, default_source_dir
 
+# The tests mirror the packages (tests/sources, tests/labeling, …, tests/e2e); what they share (the
+# OpenAI-compatible server, the browser driver, the run helpers) is in tests/support.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
+
 SOURCE_DIR = Path(os.environ["WORKBANK_SOURCE_DIR"]).resolve() if os.environ.get("WORKBANK_SOURCE_DIR") else default_source_dir()
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 
-E2E_FILE = "test_e2e.py"
+E2E_FILE = "e2e/test_e2e.py"
 
 
 def pytest_collection_modifyitems(items) -> None:
@@ -33,7 +37,7 @@ def pytest_collection_modifyitems(items) -> None:
     for item in items:
         if "pipeline_run" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.e2e)
-            if item.path.name != E2E_FILE:
+            if not item.path.as_posix().endswith("tests/" + E2E_FILE):
                 elsewhere.append(item.nodeid)
     if elsewhere:
         raise pytest.UsageError(f"tests that read the full-data run belong in tests/{E2E_FILE} (one worker runs them): {elsewhere}")

@@ -40,7 +40,7 @@ class DbtCli(DbtCliResource):
       uses it only for `fetch_row_counts()` / `fetch_column_metadata()`, which this project does not
       call: it reads row counts and columns itself once dbt has exited (`transform/metadata.py`).
 
-    Both override private members of the pinned dagster-dbt 0.29.x; `tests/test_definitions.py` checks
+    Both override private members of the pinned dagster-dbt 0.29.x; `tests/transform/test_definitions.py` checks
     that they still exist and that the version matches what `dbt --version` prints.
     """
 

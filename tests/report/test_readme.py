@@ -34,12 +34,18 @@ def _bench(**changes) -> dict:
 
 
 def test_speed_goals_are_judged_from_the_figures_not_typed():
-    table = readme.speed_table(_bench())
-    assert "**50.6 s** (50.6, 50.5, 52.5) | ≤ 60 s: met" in table and "≤ 1.5 × floor and ≤ 900 s: met" in table
-    assert "≤ 60 s: not met" in readme.speed_table(_bench(warm_run_s=61.0))
-    # Under 1.5 x the floor but over 900 s: the cold goal is not met.
-    assert "≤ 1.5 × floor and ≤ 900 s: not met" in readme.speed_table(_bench(cold_run_s=950.0, embed_floor_s=800.0))
+    table = readme.speed_table(_bench(warm_run_s=29.5, runs={"warm_run_s": [29.5, 30.2, 28.0]}, cold_run_s=390.0))
+    assert "**29.5 s** (29.5, 30.2, 28.0) | ≤ 30 s: met" in table and "≤ 400 s: met" in table
+    assert "≤ 30 s: not met" in readme.speed_table(_bench(warm_run_s=30.5))
+    assert "≤ 45 s: not met" in readme.speed_table(_bench(add_benchmark_s=45.1))
+    assert "≤ 400 s: not met" in readme.speed_table(_bench(cold_run_s=401.0))
     assert "≤ 3,072 MB: not met" in readme.speed_table(_bench(peak_rss_mb_cold=3100))
+    # The suite's figures, in minutes, judged against 15 and 4 minutes; absent, no row.
+    assert "≤ 15 min" not in table
+    suite = {"suite": {"commit": "abc", "date": "d"}, "suite_ci_s": 901.0, "suite_not_e2e_s": 200.0}
+    with_suite = readme.speed_table(_bench(**suite))
+    assert "**15.0 min** | ≤ 15 min: not met" in with_suite and "3.3 min | ≤ 4 min: met" in with_suite
+    assert "tests at abc (d)" in with_suite
 
 
 def test_the_warm_comparison_is_written_from_its_file():

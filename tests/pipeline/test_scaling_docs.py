@@ -29,7 +29,7 @@ import yaml
 
 from workbank_dagster.settings import PipelineSettings
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "scaling.md"
 PACKAGE = ROOT / "workbank_dagster"
 MODELS = ROOT / "dbt_project" / "models"

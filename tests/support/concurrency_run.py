@@ -1,12 +1,12 @@
-"""One pipeline run in its own process, for tests/test_concurrency.py and tests/test_idempotency.py.
+"""One pipeline run in its own process, for tests/scenarios/test_concurrency.py and test_idempotency.py.
 
-    python tests/concurrency_run.py multiprocess [MAX_CONCURRENT] [KEY ...]
+    python tests/support/concurrency_run.py multiprocess [MAX_CONCURRENT] [KEY ...]
         job all_assets over every benchmark partition (single-run backfill), multiprocess executor;
         KEYs (`raw/benchmark_prompts`) restrict it to those assets
-    python tests/concurrency_run.py in_process [KEY ...]            the same run, in-process executor
-    python tests/concurrency_run.py refresh PARTITION               job benchmark_refresh for one partition
+    python tests/support/concurrency_run.py in_process [KEY ...]            the same run, in-process executor
+    python tests/support/concurrency_run.py refresh PARTITION               job benchmark_refresh for one partition
                                                                     (what the sensor launches), in-process
-    python tests/concurrency_run.py cli                             `make run` (workbank_dagster.cli run)
+    python tests/support/concurrency_run.py cli                             `make run` (workbank_dagster.cli run)
 
 The environment says where (WORKBANK_*, DAGSTER_HOME). The benchmark partitions must already be in
 the instance for the first two modes (`cli` syncs them itself).
@@ -51,7 +51,7 @@ def pipeline_env(root, sources, cache) -> dict[str, str]:
         "WORKBANK_CACHE_DIR": str(cache),
         "WORKBANK_JUDGEMENT_CACHE": str(root / "judgements.sqlite"),
         "DAGSTER_HOME": str(root / "dagster_home"),
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests"), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests" / "support"), os.environ.get("PYTHONPATH", "")]),
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",

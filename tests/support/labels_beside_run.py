@@ -1,6 +1,6 @@
-"""Label one benchmark alone and beside others, in its own process, for tests/test_labels_beside_others.py.
+"""Label one benchmark alone and beside others, in its own process, for tests/labeling/test_labels_beside_others.py.
 
-    python tests/labels_beside_run.py SOURCE_DIR INDEX_CACHE OUT_DIR SUBJECT OTHER [OTHER ...]
+    python tests/support/labels_beside_run.py SOURCE_DIR INDEX_CACHE OUT_DIR SUBJECT OTHER [OTHER ...]
 
 Builds a task index over every sixth O*NET occupation (its task statements and titles, real
 embeddings; the vectors cached in INDEX_CACHE) and the occupation prior over the same texts, then

@@ -171,9 +171,9 @@ def test_crash_mid_partition_then_rerun_repays_nothing(llm_env, monkeypatch):
             "WORKBANK_LLM_MODEL": "fake-model",
             "WORKBANK_LLM_API_KEY_ENV": "TEST_LLM_KEY",
             "WORKBANK_LLM_CONCURRENCY": "2",
-            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
+            "PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests' / 'support'}",
         }
-        child = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "llm_partition_run.py"), PARTITION], env=env, cwd=REPO_ROOT)
+        child = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "support" / "llm_partition_run.py"), PARTITION], env=env, cwd=REPO_ROOT)
         deadline = time.monotonic() + 120
         while server.counts["chat"] < 10 and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)

@@ -46,7 +46,7 @@ from workbank_dagster import runner
 from workbank_dagster.settings import REPO_ROOT
 
 SMALL = ("cybench", "finance-agent", "paperbench")
-HELPER = REPO_ROOT / "tests" / "concurrency_run.py"
+HELPER = REPO_ROOT / "tests" / "support" / "concurrency_run.py"
 # The multiprocess run: the backfill of the benchmark partitions and what the labels need.
 BACKFILL = (
     "raw/onet_task_statements",

@@ -43,7 +43,7 @@ def _differences(alone: pd.DataFrame, beside: pd.DataFrame) -> dict:
 def test_a_benchmark_labeled_alone_and_beside_two_others_gets_bit_identical_rows(tmp_path, source_dir, session_cache, kernel):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
     env.update(KERNELS[kernel])
-    script = Path(__file__).with_name("labels_beside_run.py")
+    script = Path(__file__).parents[1] / "support" / "labels_beside_run.py"
     completed = subprocess.run(
         [sys.executable, str(script), str(source_dir), str(session_cache), str(tmp_path), SUBJECT, *OTHERS],
         env=env, capture_output=True, text=True, timeout=900,

@@ -27,7 +27,7 @@ from workbank_dagster.settings import REPO_ROOT
 
 SMALL = ("cybench", "finance-agent", "paperbench")
 REFRESHED = "cybench"
-HELPER = REPO_ROOT / "tests" / "concurrency_run.py"
+HELPER = REPO_ROOT / "tests" / "support" / "concurrency_run.py"
 WAREHOUSE_SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "analysis"}
 # Assets keyed in a warehouse schema that write no table: the task index lives in the embedding cache.
 NOT_TABLES = {"labeling/task_index", "labeling/occupation_prior"}  # an index in memory, a model file
