@@ -1,6 +1,10 @@
-"""Every dbt model an asset, every dbt test an asset check, built by one `dbt build` per run."""
+"""Every dbt model an asset, every dbt test an asset check, built by one `dbt build` per run, or
+kept when nothing dbt reads has changed since the models were last built."""
 
 
+import graphlib
+import importlib.metadata
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,8 +12,9 @@ import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
+from ..fingerprint import fingerprint
 from ..resources import WarehouseResource
-from ..settings import PipelineSettings
+from ..settings import DBT_PROJECT_DIR, PipelineSettings, Settings
 from .metadata import model_metadata
 from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, prune_build_dirs, translator
 
@@ -48,18 +53,61 @@ def check_active_labeler(warehouse_db: WarehouseResource, labeler: str) -> None:
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     check_active_labeler(warehouse_db, settings.active_labeler)
+    key = dbt_inputs_key(warehouse_db, settings)
+    kept = models_built_from(context, warehouse_db, key)
+    if kept is not None:
+        context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
+        for asset_key, metadata in kept.items():
+            output = context.assets_def.get_output_name_for_asset_key(asset_key)
+            yield dg.Output(None, output_name=output, metadata={**metadata, "inputs_sha256": key, "recomputed": False})
+        return
     point_dbt_at(warehouse_db.path)
     invocation = dbt.cli(dbt_build_args(settings), context=context)
     try:
-        yield from with_warehouse_metadata(invocation, warehouse_db)
+        yield from with_warehouse_metadata(invocation, warehouse_db, key)
     finally:
         for path in prune_build_dirs(Path(invocation.target_path)):
             context.log.debug(f"removed the old dbt target folder {path}")
 
 
-def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource) -> Iterator:
+def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
+    """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
+    version, and the content of every source table the manifest names (order-independent hashes).
+
+    A new or removed benchmark, a relabeled prompt or a reloaded source changes a source table; an
+    edited model, macro or test changes a file. Either makes the next run build."""
+    manifest = json.loads(dbt_project.manifest_path.read_text())
+    relations = sorted({(node["schema"], node.get("identifier") or node["name"]) for node in manifest["sources"].values()})
+    with warehouse_db.connect() as con:
+        tables = [[schema, table, warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None] for schema, table in relations]
+    files = [DBT_PROJECT_DIR / "dbt_project.yml", DBT_PROJECT_DIR / "profiles.yml"]
+    for folder in ("models", "macros", "tests"):
+        files.extend(sorted(p for p in (DBT_PROJECT_DIR / folder).rglob("*") if p.is_file()))
+    names = [str(p.relative_to(DBT_PROJECT_DIR)) for p in files]
+    return fingerprint(modules=[__name__], inputs=[names, *files, settings.dbt_vars, importlib.metadata.version("dbt-core"), tables])
+
+
+def models_built_from(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, key: str) -> dict[dg.AssetKey, dict] | None:
+    """When every selected model's last materialization recorded `key` (a build whose tests all
+    passed, see `with_warehouse_metadata`) and its relation is still in the warehouse: each model's
+    last metadata (row count, columns, lineage), to report again. Otherwise None: build."""
+    recorded: dict[dg.AssetKey, dict] = {}
+    selected = set(context.selected_asset_keys)
+    upstream = {key: sorted(set(context.assets_def.asset_deps.get(key, ())) & selected) for key in sorted(selected)}
+    for asset_key in graphlib.TopologicalSorter(upstream).static_order():  # a multi-asset reports in dependency order
+        event = context.instance.get_latest_materialization_event(asset_key)
+        metadata = dict(event.asset_materialization.metadata) if event and event.asset_materialization else {}
+        if getattr(metadata.get("inputs_sha256"), "value", None) != key:
+            return None
+        recorded[asset_key] = metadata
+    with warehouse_db.connect() as con:
+        return recorded if all(warehouse.table_exists(con, *asset_key.path) for asset_key in recorded) else None
+
+
+def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: str) -> Iterator:
     """dbt's events, each model's materialization given row count, typed and described columns and
-    column lineage, read from the warehouse once dbt has exited.
+    column lineage, read from the warehouse once dbt has exited, and, when the whole build passed,
+    `key` (what it was built from: a later run with the same key keeps the models).
 
     dagster-dbt's own `fetch_row_counts()` / `fetch_column_metadata()` query the warehouse while
     dbt is still running; a DuckDB file allows one process at a time, so here the events wait for
@@ -73,11 +121,13 @@ def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource) -> Iter
         failure = exc
     with warehouse_db.connect() as con:
         extra = model_metadata(con, invocation.manifest, invocation.target_path, events)
+    # A failed build records no key: the next run builds again and runs the tests again.
+    built = {"inputs_sha256": key, "recomputed": True} if failure is None else {"recomputed": True}
     for event in events:
         unique_id = getattr(event, "metadata", {}).get("unique_id")
-        key = getattr(unique_id, "text", None)
-        if isinstance(event, (dg.Output, dg.AssetMaterialization)) and key in extra:
-            event = event.with_metadata({**event.metadata, **extra[key]})
+        name = getattr(unique_id, "text", None)
+        if isinstance(event, (dg.Output, dg.AssetMaterialization)):
+            event = event.with_metadata({**event.metadata, **extra.get(name, {}), **built})
         yield event
     if failure is not None:
         raise failure
