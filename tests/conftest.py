@@ -28,6 +28,11 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 E2E_FILE = "e2e/test_e2e.py"
 
 
+def pytest_sessionstart(session) -> None:
+    """Logs and screenshots go to test-artifacts/, whichever test (and worker) writes first."""
+    ARTIFACTS.mkdir(exist_ok=True)
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Every test that reads the full-data run is `e2e`, whether or not it says so: then
     `-m "not e2e"` never starts that run (nor embeds the full data for it). They live in one file:
@@ -57,10 +62,7 @@ def session_root(tmp_path_factory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-@pytest.fixture(scope="session")
-def session_cache(tmp_path_factory) -> Path:
-    """One embedding cache for the whole test session, every worker's (CI: embed once). The store
-    is SQLite in WAL mode, content-addressed: workers may write it at once."""
+def _cache_dir(tmp_path_factory) -> Path:
     configured = os.environ.get("WORKBANK_TEST_CACHE_DIR")
     cache = Path(configured) if configured else session_root(tmp_path_factory) / "cache"
     cache.mkdir(parents=True, exist_ok=True)
@@ -68,7 +70,16 @@ def session_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def onet_base(tmp_path_factory, source_dir, session_cache) -> Path:
+def session_cache(tmp_path_factory, onet_base) -> Path:
+    """One embedding cache for the whole test session, every worker's (CI: embed once), holding the
+    O*NET texts every labeling embeds (`onet_base` put them there) before any test uses it: two
+    workers never embed the same ~59k texts at once. The store is SQLite in WAL mode,
+    content-addressed: workers may write it at once."""
+    return _cache_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def onet_base(tmp_path_factory, source_dir) -> Path:
     """A data folder with the O*NET raw tables, the task index and the occupation prior, built once
     per session (by the first worker that asks, the others wait for it): what every labeling test
     needs, and the O*NET texts (~59k) embedded into the session cache once."""
@@ -78,7 +89,7 @@ def onet_base(tmp_path_factory, source_dir, session_cache) -> Path:
     base = root / "onet_base"
     with FileLock(str(root / "onet_base.lock")):
         if not (base / "built").exists():
-            _build_onet_base(base, source_dir, session_cache)
+            _build_onet_base(base, source_dir, _cache_dir(tmp_path_factory))
             (base / "built").touch()
     return base / "data"
 
@@ -102,15 +113,6 @@ def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
     needed = [dg.AssetKey([p, t]) for p in ("raw", "files") for t in tables]
     assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
     assert dg.materialize([task_index, occupation_prior], instance=instance, resources=resources).success
-
-
-@pytest.fixture(scope="session", autouse=True)
-def onet_embedded_before_workers_label(request) -> None:
-    """With pytest-xdist, every worker starts by waiting for `onet_base`: otherwise each worker's
-    first labeling test would embed the same ~59k O*NET texts at the same time. Alone, the first
-    test that needs them embeds them."""
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        request.getfixturevalue("onet_base")
 
 
 @pytest.fixture()
