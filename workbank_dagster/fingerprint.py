@@ -99,3 +99,12 @@ def fingerprint(*, modules: Iterable[str], inputs: Iterable[object] = ()) -> str
             digest.update(json.dumps(part, sort_keys=True, default=str).encode())
         digest.update(b"\x1f")
     return digest.hexdigest()
+
+
+def last_fingerprint(instance, asset_key) -> tuple[str | None, dict]:
+    """The fingerprint an asset's last materialization recorded (metadata `inputs_sha256`), and that
+    materialization's metadata: (None, {}) when it has none. A step that finds its current
+    fingerprint there, and its tables in place, keeps them (analysis steps, dbt models)."""
+    event = instance.get_latest_materialization_event(asset_key)
+    metadata = dict(event.asset_materialization.metadata) if event and event.asset_materialization else {}
+    return getattr(metadata.get("inputs_sha256"), "value", None), metadata

@@ -7,7 +7,7 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, last_fingerprint
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -84,9 +84,7 @@ def computed_or_kept(
 def _kept(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, names: list[str], key: str) -> dict[str, pd.DataFrame] | None:
     """The step's tables as the warehouse holds them, if every one was last materialized from `key`."""
     for name in names:
-        event = context.instance.get_latest_materialization_event(dg.AssetKey([SCHEMA, name]))
-        recorded = event.asset_materialization.metadata.get("inputs_sha256") if event and event.asset_materialization else None
-        if getattr(recorded, "value", None) != key:
+        if last_fingerprint(context.instance, dg.AssetKey([SCHEMA, name]))[0] != key:
             return None
     with warehouse_db.connect() as con:
         if not all(warehouse.table_exists(con, SCHEMA, name) for name in names):

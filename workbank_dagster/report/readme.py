@@ -233,7 +233,6 @@ def sensitivity_table(run: RunOutputs) -> str:
     return _table(["variant", "occupations with a covered task", "families without", "work time uncovered"], rows)
 
 
-# The speed goals of the judge issue (bench/results.json holds the measurements).
 # The limits of "Fast feedback" (issue 21), judged from bench/results.json.
 SPEED_GOALS = {
     "warm_run_s": ("≤ 30 s", lambda r: r["warm_run_s"] <= 30),

@@ -12,11 +12,11 @@ import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import DBT_PROJECT_DIR, PipelineSettings, Settings
 from .metadata import model_metadata
-from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, prune_build_dirs, translator
+from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, project_files, prune_build_dirs, translator
 
 ensure_manifest()
 
@@ -80,9 +80,7 @@ def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
     relations = sorted({(node["schema"], node.get("identifier") or node["name"]) for node in manifest["sources"].values()})
     with warehouse_db.connect() as con:
         tables = [[schema, table, warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None] for schema, table in relations]
-    files = [DBT_PROJECT_DIR / "dbt_project.yml", DBT_PROJECT_DIR / "profiles.yml"]
-    for folder in ("models", "macros", "tests"):
-        files.extend(sorted(p for p in (DBT_PROJECT_DIR / folder).rglob("*") if p.is_file()))
+    files = project_files()
     names = [str(p.relative_to(DBT_PROJECT_DIR)) for p in files]
     return fingerprint(modules=[__name__], inputs=[names, *files, settings.dbt_vars, importlib.metadata.version("dbt-core"), tables])
 
@@ -93,11 +91,10 @@ def models_built_from(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     last metadata (row count, columns, lineage), to report again. Otherwise None: build."""
     recorded: dict[dg.AssetKey, dict] = {}
     selected = set(context.selected_asset_keys)
-    upstream = {key: sorted(set(context.assets_def.asset_deps.get(key, ())) & selected) for key in sorted(selected)}
+    upstream = {model: sorted(set(context.assets_def.asset_deps.get(model, ())) & selected) for model in sorted(selected)}
     for asset_key in graphlib.TopologicalSorter(upstream).static_order():  # a multi-asset reports in dependency order
-        event = context.instance.get_latest_materialization_event(asset_key)
-        metadata = dict(event.asset_materialization.metadata) if event and event.asset_materialization else {}
-        if getattr(metadata.get("inputs_sha256"), "value", None) != key:
+        fingerprint_then, metadata = last_fingerprint(context.instance, asset_key)
+        if fingerprint_then != key:
             return None
         recorded[asset_key] = metadata
     with warehouse_db.connect() as con:

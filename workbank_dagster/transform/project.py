@@ -57,14 +57,19 @@ class DbtCli(DbtCliResource):
 dbt_project = DbtProject(project_dir=DBT_PROJECT_DIR, profiles_dir=DBT_PROJECT_DIR)
 
 
+def project_files() -> list[Path]:
+    """The dbt project's own files, in a fixed order: what a parse and a build read of it."""
+    files = [DBT_PROJECT_DIR / "dbt_project.yml", DBT_PROJECT_DIR / "profiles.yml"]
+    for folder in ("models", "macros", "tests"):
+        files.extend(sorted(p for p in (DBT_PROJECT_DIR / folder).rglob("*") if p.is_file()))
+    return files
+
+
 def _sources_newer_than(target: Path) -> bool:
     if not target.exists():
         return True
     built = target.stat().st_mtime
-    watched = [DBT_PROJECT_DIR / "dbt_project.yml", DBT_PROJECT_DIR / "profiles.yml"]
-    for folder in ("models", "macros", "tests"):
-        watched.extend((DBT_PROJECT_DIR / folder).rglob("*"))
-    return any(p.is_file() and p.stat().st_mtime > built for p in watched)
+    return any(p.is_file() and p.stat().st_mtime > built for p in project_files())
 
 
 def ensure_manifest() -> Path:
