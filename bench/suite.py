@@ -23,18 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import REPO, timed  # noqa: E402  (bench/run.py: wall time of one child process, output kept, failure raised)
+
 DURATION = re.compile(r"^\s*([0-9.]+)s (call|setup|teardown)\s+(\S+)")
-
-
-def timed(command: list[str] | str, cwd: Path, env: dict) -> tuple[float, str]:
-    started = time.perf_counter()
-    completed = subprocess.run(command, cwd=cwd, env=env, shell=isinstance(command, str), stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
-    output = completed.stdout + completed.stderr
-    if completed.returncode != 0:
-        raise SystemExit(f"{command} failed after {elapsed:.0f} s:\n{output[-5000:]}")
-    return elapsed, output
 
 
 def slowest(output: str) -> list[dict]:
@@ -54,11 +46,11 @@ def main() -> int:
         clone = Path(tmp) / "main"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         os.symlink((REPO.parent / "shared").resolve(), Path(tmp) / "shared")
-        seconds, output = timed(["bash", ".ci/run"], clone, env)
+        seconds, _, completed = timed(["bash", ".ci/run"], env, cwd=clone)
         figures["suite_ci_s"] = round(seconds, 1)
-        figures["suite"]["slowest"] = slowest(output)[:25]
+        figures["suite"]["slowest"] = slowest(completed.stdout + completed.stderr)[:25]
         if args.not_e2e:
-            seconds, _ = timed("make test PYTEST_ARGS='-m \"not e2e\"'", clone, env)
+            seconds, _, _ = timed(["make", "test", 'PYTEST_ARGS=-m "not e2e"'], env, cwd=clone)
             figures["suite_not_e2e_s"] = round(seconds, 1)
     output_path = Path(args.output)
     results = json.loads(output_path.read_text()) if output_path.exists() else {}
