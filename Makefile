@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml requirements.lock
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c requirements.lock -e '.[test]'
+	$(PY) -m workbank_dagster.labeling.onnx_model
 	touch $(STAMP)
 
 env: $(STAMP)

@@ -3,7 +3,10 @@
 Every figure is the median of `--runs` runs (default 3) unless the results file says otherwise
 (`runs` is recorded beside each figure). Each measured run is a separate process, as a user runs it.
 
-- embed_floor_s   embedding exactly the texts a cold run embeds, with the same model, in one plain process
+- embed_floor_s   embedding exactly the texts a cold run embeds, with the same model and backend (ONNX),
+                  in one plain process
+- embed_floor_torch_s  the same texts with the torch backend (one run per bench): the speed the ONNX
+                  backend buys, beside its label agreement (bench/backend_agreement.json)
 - cold_run_s      `python -m workbank_dagster.cli run` from an empty data dir (environment installed)
 - label_cold_s    the labeling step of that cold run (all 24 benchmarks, from the run's metadata)
 - warm_run_s      the same command again with nothing changed
@@ -29,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from workbank_dagster.labeling.embedder import DEFAULT_BACKEND  # noqa: E402
 from workbank_dagster.settings import default_source_dir  # noqa: E402
 
 
@@ -142,15 +146,15 @@ for path in benchmark_files(source / "benchmarks").values():
             if role:
                 texts.append(role)
 texts = list(dict.fromkeys(texts))
-embedder = Embedder()
+embedder = Embedder(backend={backend!r})
 started = time.perf_counter()
 embedder.encode(texts)
 print(json.dumps({{"seconds": time.perf_counter() - started, "texts": len(texts)}}))
 """
 
 
-def embed_floor(source: Path) -> tuple[float, int, float]:
-    script = FLOOR.format(repo=str(REPO), source=str(source), audits=str(REPO / "audits"))
+def embed_floor(source: Path, backend: str = DEFAULT_BACKEND) -> tuple[float, int, float]:
+    script = FLOOR.format(repo=str(REPO), source=str(source), audits=str(REPO / "audits"), backend=backend)
     elapsed, peak, completed = timed([sys.executable, "-c", script], {**os.environ, "HF_HUB_OFFLINE": "1"})
     result = json.loads(completed.stdout.strip().splitlines()[-1])
     return result["seconds"], result["texts"], peak
@@ -264,7 +268,7 @@ print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.get
     return out
 
 
-COLD_KEYS = ("embed_floor_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
+COLD_KEYS = ("backend_agreement", "embed_floor_s", "embed_floor_torch_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
 WARM_KEYS = ("warm_run_s", "add_benchmark_s", "peak_rss_mb_warm", "growth")
 SUITE_KEYS = ("suite", "suite_ci_s", "suite_not_e2e_s")  # bench/suite.py's: every bench keeps them
 
@@ -340,6 +344,9 @@ def main() -> int:
                 results["label_cold_s"] = round(statistics.median(measured_labels), 1) if measured_labels else None
                 results["peak_rss_mb_cold"] = round(max(cold_peaks))
                 save()
+            seconds, _, _ = embed_floor(source_shared, backend="torch")
+            record("embed_floor_torch_s", [seconds])
+            save()
         if args.only != "cold":
             results["measured"]["warm"] = stamp
             if args.warm_from:

@@ -54,3 +54,14 @@ def test_the_warm_comparison_is_written_from_its_file():
     text = readme.warm_comparison_text(comparison)
     assert text == ("Warm runs alternated on 2026-12-02 03:22, medians of 3: abc1234 56.4 s (58.1, 56.4, 47.9) "
                     "against d1029a6 46.1 s (47.2, 46.1, 45.2).\n")
+
+
+def test_the_backends_compared_are_judged_against_the_gate_from_the_figures():
+    judge = {"prompts": 7702, "task_top1": 0.99, "occupation_top1": 0.96, "family_top1": 0.98, "same_task_set": 0.9}
+    agreement = {"judges": {"embedded:m:v3": judge, "embedded:m:v4": {**judge, "occupation_top1": 0.94}},
+                 "gate": {"family_top1": 0.97, "occupation_top1": 0.95}, "gate_met": False, "commit": "abc", "date": "d"}
+    table = readme.speed_table(_bench(embed_floor_torch_s=1319.6, backend_agreement=agreement))
+    assert "… the same texts with the torch backend (one run) | 1320 s | ONNX 2.00× faster" in table
+    assert "judges `v3` / `v4`: same top-1 family; occupation; task | 98.0% / 98.0%; 96.0% / 94.0%; 99.0% / 99.0%" in table
+    assert "family ≥ 97.0%, occupation ≥ 95.0%: not met" in table and "backends compared at abc (d)" in table
+    assert "torch backend" not in readme.speed_table(_bench())

