@@ -44,6 +44,21 @@ def test_headline_numbers(pipeline_run):
     assert expected_keys <= set(h)
 
 
+def test_the_run_calls_no_interval_a_ci_that_is_not_one(pipeline_run):
+    """The page and headline.json of the full run: "CI" only beside a Wilson or cluster-robust Wald
+    interval; the uncovered work-time share's bootstrap interval is a spread (tests/report/test_interval_names.py)."""
+    from interval_names import page_text, unqualified_ci_keys, unqualified_claims
+
+    h = pipeline_run["headline"]
+    assert unqualified_ci_keys(h, h["intervals"]) == []
+    assert 0 < h["work_time_share_uncovered_spread_low"] < h["work_time_share_uncovered_spread_high"] <= 1.01
+    assert "work_time_share_uncovered_ci_low" not in h and h["intervals"]["work_time_share_uncovered"]["kind"] == "spread"
+    html = (pipeline_run["root"] / "data" / "outputs" / "report" / "index.html").read_text()
+    text = page_text(html)
+    assert unqualified_claims(text) == []
+    assert "resampling spread" in text and "cluster-robust Wald" in text and "Wilson" in text
+
+
 def test_analysis_tables_and_headline_keys(pipeline_run):
     h = pipeline_run["headline"]
     # The ratios' intervals are the delta method on the log ratio: symmetric around log r, and not empty.
@@ -93,7 +108,7 @@ def test_work_time_interval_is_the_basic_bootstrap(pipeline_run):
         con.close()
     check_basic_interval(row)
     h = pipeline_run["headline"]
-    assert (h["work_time_share_uncovered_ci_low"], h["work_time_share_uncovered_ci_high"]) == (row["ci_low"], row["ci_high"])
+    assert (h["work_time_share_uncovered_spread_low"], h["work_time_share_uncovered_spread_high"]) == (row["ci_low"], row["ci_high"])
     with pytest.raises(AssertionError):  # the check can fail: the old interval (percentile shifted by the bias) is not it
         shift = row["share_uncovered"] - row["bootstrap_mean"]
         check_basic_interval({**row, "ci_low": row["ci_low_percentile"] + shift, "ci_high": row["ci_high_percentile"] + shift})

@@ -8,6 +8,7 @@ import duckdb
 
 from ..settings import Settings
 from ..warehouse import table_exists
+from .intervals import headline_fields, headline_methods
 
 
 def _json_safe(value):
@@ -57,6 +58,9 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "benchmark_files_rejected": rejected_files(con),
         **validation_numbers(con, labeler),
         **analysis_numbers(con),
+        # Each interval's kind and method: only a Wilson or a cluster-robust Wald interval is a CI
+        # (report/intervals.py); the fields' suffixes say the same (`_ci_`, `_spread_`, `_interval_`).
+        "intervals": headline_methods(),
     }
 
 
@@ -73,12 +77,12 @@ def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
     for table, prefix in (("coverage_logit_ratio", "exposure_coverage_ratio"), ("importance_logit_ratio", "importance_top_bottom_ratio")):
         if table_exists(con, "analysis", table):
             estimate, low, high = con.execute(f"select estimate, ci_low, ci_high from analysis.{table}").fetchone()
-            out.update({prefix: estimate, f"{prefix}_ci_low": low, f"{prefix}_ci_high": high})
+            out.update({prefix: estimate, **headline_fields(prefix, low, high)})
     if table_exists(con, "analysis", "importance_logit_ratio"):
         out["importance_logit_occupations_dropped"] = con.execute("select occupations_dropped from analysis.importance_logit_ratio").fetchone()[0]
     if table_exists(con, "analysis", "work_time_uncovered_interval"):
         low, high = con.execute("select ci_low, ci_high from analysis.work_time_uncovered_interval").fetchone()
-        out.update({"work_time_share_uncovered_ci_low": low, "work_time_share_uncovered_ci_high": high})
+        out.update(headline_fields("work_time_share_uncovered", low, high))
     return out
 
 
@@ -96,7 +100,7 @@ HOLDOUT_FIGURES = {
 def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
     """The active labeler's figures on the benchmark authors' development labels (None if unscored):
     family and GDPval occupation top-1 on all of labels_dev, and every figure of the held-out half
-    with its 95% interval."""
+    with its 95% interval (Wilson for shares, normal for the mean number of labels)."""
     rows = {}
     if table_exists(con, "labeling", "judge_validation"):
         for subset, benchmark, level, metric, value, low, high, n in con.execute(
@@ -111,5 +115,5 @@ def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
     }
     for name, (benchmark, level, metric) in HOLDOUT_FIGURES.items():
         value, low, high, n = rows.get(("holdout", benchmark, level, metric), (None, None, None, None))
-        out.update({f"holdout_{name}": value, f"holdout_{name}_ci_low": low, f"holdout_{name}_ci_high": high, f"holdout_{name}_n": n})
+        out.update({f"holdout_{name}": value, **headline_fields(f"holdout_{name}", low, high), f"holdout_{name}_n": n})
     return out

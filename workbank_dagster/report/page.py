@@ -21,7 +21,7 @@ from plotly.offline import get_plotlyjs
 
 from ..labeling.text import WORDS_PER_CHUNK
 from ..labeling.validation import FAMILY_ACCURACY_BAR
-from . import figures
+from . import figures, intervals
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
 from .figures import available_figures, esc
 
@@ -127,21 +127,20 @@ def _card(value: str, label: str, ci: str = "") -> str:
 
 
 def headline_cards(h: Mapping) -> str:
-    def ci(low_key, high_key, fmt):
-        low, high = h.get(low_key), h.get(high_key)
-        return f"95% CI {fmt(low)}–{fmt(high)}" if not _isnan(low) and not _isnan(high) else ""
+    def ci(prefix, fmt):  # the interval named for what it is (report/intervals.py)
+        return intervals.describe(h, prefix, fmt)
 
     ratio = lambda v: "—" if _isnan(v) else f"{v:.2f}×"  # noqa: E731
     cards = [
         _card(pct(h.get("work_time_share_uncovered")), "of US work time is on tasks no benchmark covers",
-              ci("work_time_share_uncovered_ci_low", "work_time_share_uncovered_ci_high", pct)),
+              ci("work_time_share_uncovered", pct)),
         _card(f"{h.get('n_occupations_with_covered_task', 0):,} / {h.get('n_occupations', 0):,}", "occupations with at least one covered task"),
         _card(f"{h.get('n_families_without_covered_occupation', 0)} / {h.get('n_families', 0)}", "families with no covered occupation"),
         _card(f"{h.get('n_tasks_covered', 0):,} / {h.get('n_tasks', 0):,}", f"tasks covered (≥ {h.get('coverage_threshold')} prompts)"),
         _card(ratio(h.get("exposure_coverage_ratio")), "as likely to be covered if AI-exposed (median wage bill)",
-              ci("exposure_coverage_ratio_ci_low", "exposure_coverage_ratio_ci_high", ratio)),
+              ci("exposure_coverage_ratio", ratio)),
         _card(ratio(h.get("importance_top_bottom_ratio")), "most vs least important quintile, adjusted",
-              ci("importance_top_bottom_ratio_ci_low", "importance_top_bottom_ratio_ci_high", ratio)),
+              ci("importance_top_bottom_ratio", ratio)),
     ]
     return '<div class="cards">' + "".join(cards) + "</div>"
 
@@ -169,8 +168,9 @@ def labeler_line(h: Mapping) -> str:
         parts.append(f" Validated against the benchmark authors' labels (labels_dev): family of the top label right for <b>{pct(fam)}</b>,"
                      f" the top label in the authors' occupation for <b>{pct(occ)}</b> of GDPval prompts")
         if held is not None:
-            parts.append(f"; on the half it was not tuned on, GDPval family top-1 {pct(held)} (95% CI {pct(h.get('holdout_gdpval_family_top1_ci_low'))}–"
-                         f"{pct(h.get('holdout_gdpval_family_top1_ci_high'))}), TheAgentCompany {pct(h.get('holdout_theagentcompany_family_top1'))}")
+            interval = intervals.describe(h, "holdout_gdpval_family_top1", pct)
+            parts.append(f"; on the half it was not tuned on, GDPval family top-1 {pct(held)}{f' ({interval})' if interval else ''}, "
+                         f"TheAgentCompany {pct(h.get('holdout_theagentcompany_family_top1'))}")
         parts.append(".")
         if fam < FAMILY_ACCURACY_BAR:
             parts.append(f' <span class="warn">Below the {pct(FAMILY_ACCURACY_BAR, 0)} family-accuracy bar: read coverage counts as approximate.</span>')
@@ -212,6 +212,8 @@ def judges_body(f: Mapping) -> str:
             record[labeler] = num(value, 2) + ("" if _isnan(low) else f" ({num(low, 2)}–{num(high, 2)})")
         rows.append(record)
     table = html_table(pd.DataFrame(rows), [("figure", "", None), *((name, name, None) for name in labelers)], scroll=True)
+    table += (f"<p class='note'>In brackets: for a share, its {esc(intervals.WILSON.describe('low', 'high'))}; for labels per prompt, "
+              f"its {esc(intervals.NORMAL_MEAN.describe('low', 'high'))}.</p>")
     ratios = f.get("judge_ratios", pd.DataFrame())
     if ratios is not None and not ratios.empty:
         ratio = lambda v, lo, hi: f"{num(v, 2)}× ({num(lo, 2)}–{num(hi, 2)})"  # noqa: E731
@@ -224,7 +226,7 @@ def judges_body(f: Mapping) -> str:
         )
         table += "<h3>The regression ratios under each judge's labels</h3>" + html_table(
             frame, [("labeler", "judge", None), ("exposure", "exposed / not exposed", None), ("importance", "top / bottom importance quintile", None)]
-        )
+        ) + f"<p class='note'>In brackets: {esc(intervals.CLUSTERED_WALD.describe('low', 'high'))}.</p>"
     return table
 
 
@@ -354,8 +356,8 @@ def render_report(
     lede = Markup("Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += Markup(" At the median wage bill, exposed tasks are <b>{}×</b> as likely to be covered (95% CI {}–{}; {} tasks, {} clusters).").format(
-            f"{r.estimate:.2f}", f"{r.ci_low:.2f}", f"{r.ci_high:.2f}", num(r.n_obs), int(r.n_clusters)
+        lede += Markup(" At the median wage bill, exposed tasks are <b>{}×</b> as likely to be covered ({}; {} tasks, {} clusters).").format(
+            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), num(r.n_obs), int(r.n_clusters)
         )
     body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if "coverage_curves" in drawable else NOT_ESTIMABLE
     parts.append(_section("exposure", "Coverage, AI exposure and wages", lede, body))
@@ -364,8 +366,8 @@ def render_report(
     lede = Markup("Adjusted probability of coverage by importance quintile, with occupation fixed effects.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += Markup(" Top vs bottom quintile: <b>{}×</b> (95% CI {}–{}); {} occupations with all or none of their tasks covered leave the sample.").format(
-            f"{r.estimate:.2f}", f"{r.ci_low:.2f}", f"{r.ci_high:.2f}", int(r.occupations_dropped)
+        lede += Markup(" Top vs bottom quintile: <b>{}×</b> ({}); {} occupations with all or none of their tasks covered leave the sample.").format(
+            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), int(r.occupations_dropped)
         )
     body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if "importance_quintiles" in drawable else NOT_ESTIMABLE
     parts.append(_section("importance", "Coverage and task importance", lede, body))
@@ -377,7 +379,7 @@ def render_report(
     if len(f["uncovered_interval"]):
         u = f["uncovered_interval"].iloc[0]
         body += (f"<p class='note'>Bootstrap ({int(u.replicates)} replicates, prompts resampled within benchmarks): uncovered work time "
-                 f"{pct(u.share_uncovered)}, 95% interval {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
+                 f"{pct(u.share_uncovered)}, resampling spread {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
                  f"{pct(u.ci_low_percentile)}–{pct(u.ci_high_percentile)}).</p>")
     parts.append(_section("sensitivity", "Sensitivity", "The headline under other thresholds, other judges, each benchmark left out, and duplicate texts counted once.", body))
     parts.append(_section("judges", "The judges, validated", "How often each judge agrees with labels it did not make: the benchmark authors' "

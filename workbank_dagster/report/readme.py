@@ -16,6 +16,8 @@ from pathlib import Path
 
 import duckdb
 
+from . import intervals
+
 # The published figures we compare with (METHOD.md §4: their 29 benchmarks and judge, not ours).
 ARTICLE = {
     "occupations": "208 of 923",
@@ -197,7 +199,7 @@ def validation_table(run: RunOutputs) -> str:
 def analysis_table(run: RunOutputs) -> str:
     h = run.headline
     share, low, high, p_low, p_high, replicates = run.interval
-    ratio = lambda key: f"{num(h.get(key), 2)} ({num(h.get(key + '_ci_low'), 2)}–{num(h.get(key + '_ci_high'), 2)})"  # noqa: E731
+    ratio = lambda key: f"{num(h.get(key), 2)} ({intervals.describe(h, key, lambda v: num(v, 2))})"  # noqa: E731
     rows = [
         ["occupations with a covered task", f"{num(h['n_occupations_with_covered_task'])} of {num(h['n_occupations'])}", ARTICLE["occupations"]],
         ["families with no covered occupation", f"{num(h['n_families_without_covered_occupation'])} of {num(h['n_families'])}", ARTICLE["families_without"]],
@@ -378,7 +380,7 @@ def audit_table(run: RunOutputs) -> str:
     return _table(["input task", "O*NET match", "zone", "prompts", "covered"], rows)
 
 
-NOMINAL = (0.92, 0.98)
+NOMINAL = intervals.BOOTSTRAP_CI_COVERAGE
 
 
 def interval_text(coverage: dict) -> str:
