@@ -18,15 +18,24 @@ def main(argv: list[str] | None = None) -> int:
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
+    sub.add_parser("free-slots", help="give back the pool slots of runs that ended or were killed (before a bare `dagster` command)")
+    label = sub.add_parser("label-llm", help="the LLM judge over benchmarks (default: all) and everything downstream (job llm_labeling)")
+    label.add_argument("--batch", action="store_true", help="submit the requests as one Batch API job")
+    label.add_argument("benchmarks", nargs="*", help="benchmark slugs adjacent in sorted order (default: all)")
     readme = sub.add_parser("readme", help="rewrite README.md's result tables from the last run's outputs and bench/results.json")
     readme.add_argument("--check", action="store_true", help="only say whether README.md matches them (exit 1 if not)")
     args = parser.parse_args(argv)
     os.chdir(REPO_ROOT)
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
+    log_to_stderr()
     from . import runner
 
     if args.command == "run":
         return runner.run_all()
+    if args.command == "free-slots":
+        return runner.free_slots()
+    if args.command == "label-llm":
+        return runner.label_llm(args.benchmarks, batch=args.batch)
     if args.command == "readme":
         return readme_command(check=args.check)
     if args.command == "estimate-llm":
@@ -36,6 +45,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(runner.dagster_home())
     return 0
+
+
+def log_to_stderr() -> None:
+    """The project's own messages (pools: who a waiting step waits for) at INFO on stderr."""
+    import logging
+
+    logger = logging.getLogger("workbank_dagster")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s - workbank - %(levelname)s - %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def readme_command(*, check: bool) -> int:

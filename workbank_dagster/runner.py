@@ -13,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from .pools import PoolWatch, free_slots_of_ended_runs
 from .settings import settings_at_load
 
 DAGSTER_YAML = """\
@@ -41,33 +42,6 @@ def dagster_home() -> Path:
         config.write_text(DAGSTER_YAML)
     os.environ["DAGSTER_HOME"] = str(home)
     return home
-
-
-ENDED = ["SUCCESS", "FAILURE", "CANCELED"]
-
-
-def free_slots_of_ended_runs(instance) -> int:
-    """Give back the pool slots still held by runs that have ended; the number of runs freed.
-
-    A step process that dies without reporting (SIGKILL, out of memory) can leave its `warehouse`
-    slot claimed after its run has failed; every later warehouse step would then wait for it
-    forever. The daemon does this under `make ui` (run_monitoring in dagster.yaml); the CLI has no
-    daemon, so it does it before each run. A run still in progress keeps its slots.
-    """
-    import dagster as dg
-
-    storage = instance.event_log_storage
-    if not storage.supports_global_concurrency_limits:
-        return 0
-    run_ids = storage.get_concurrency_run_ids()
-    if not run_ids:
-        return 0
-    statuses = [dg.DagsterRunStatus(status) for status in ENDED]
-    ended = instance.get_run_records(filters=dg.RunsFilter(run_ids=list(run_ids), statuses=statuses))
-    for record in ended:
-        storage.free_concurrency_slots_for_run(record.dagster_run.run_id)
-        print(f"freed the pool slots still held by ended run {record.dagster_run.run_id} ({record.dagster_run.status.value})", file=sys.stderr)
-    return len(ended)
 
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
@@ -125,16 +99,44 @@ def run_audits(instance) -> bool:
     sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
     keys = instance.get_dynamic_partitions("audits")
     # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
-    result = dg.execute_job(
-        dg.reconstructable(get_audits_job),
-        instance=instance,
-        tags=partition_range_tags(keys, "make run") if keys else {"workbank/trigger": "make run"},
-        run_config={"execution": {"config": {"in_process": {}}}},
+    result = launch(
+        get_audits_job,
+        instance,
+        partition_range_tags(keys, "make run") if keys else {"workbank/trigger": "make run"},
         asset_selection=None if keys else [dg.AssetKey(["analysis", "user_audit_catalog"])],
     )
     if keys:
         print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
     return result.success
+
+
+def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = None, asset_selection=None):
+    """Execute a job of the definitions as the CLI launches every run: the pool slots of ended or
+    dead runs freed first, and a `PoolWatch` saying at INFO what a waiting step waits for."""
+    import uuid
+
+    import dagster as dg
+
+    free_slots_of_ended_runs(instance)
+    launch_id = uuid.uuid4().hex[:12]
+    # Load the definitions here first: reconstructable() swallows an error raised while loading
+    # them and fails later with a misleading "relative import" message.
+    get_job()
+    with PoolWatch(launch_id):
+        return dg.execute_job(
+            dg.reconstructable(get_job),
+            instance=instance,
+            tags={**tags, "workbank/launch": launch_id},
+            run_config=run_config or {"execution": {"config": {"in_process": {}}}},
+            asset_selection=asset_selection,
+        )
+
+
+def print_failure(result) -> None:
+    print(f"run {result.run_id} failed", file=sys.stderr)
+    for event in result.all_events:
+        if event.is_failure:
+            print(event.message, file=sys.stderr)
 
 
 def run_all() -> int:
@@ -143,22 +145,13 @@ def run_all() -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     dagster_home()
     instance = dg.DagsterInstance.get()
-    free_slots_of_ended_runs(instance)
     added, removed = sync_partitions(instance)
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
         print("no benchmark files found", file=sys.stderr)
         return 2
     print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
-    # Load the definitions here first: reconstructable() swallows an error raised while loading
-    # them and fails later with a misleading "relative import" message.
-    get_all_assets_job()
-    result = dg.execute_job(
-        dg.reconstructable(get_all_assets_job),
-        instance=instance,
-        tags=partition_range_tags(keys, "make run"),
-        run_config={"execution": {"config": {"in_process": {}}}},
-    )
+    result = launch(get_all_assets_job, instance, partition_range_tags(keys, "make run"))
     settings = settings_at_load().resolve()
     if result.success and not run_audits(instance):
         return 1
@@ -171,13 +164,57 @@ def run_all() -> int:
         if report.exists():
             print(f"report: {report.resolve().as_uri()}")
         return 0
-    print(f"run {result.run_id} failed", file=sys.stderr)
-    for event in result.all_events:
-        if event.is_failure:
-            print(event.message, file=sys.stderr)
+    print_failure(result)
     return 1
 
 
+def free_slots() -> int:
+    """`cli free-slots`: what every CLI launch does first, for a bare `dagster` command."""
+    import dagster as dg
+
+    dagster_home()
+    freed = free_slots_of_ended_runs(dg.DagsterInstance.get())
+    print(f"freed the pool slots of {freed} run(s) that ended or were killed")
+    return 0
+
+
+def get_llm_job():
+    from .definitions import defs
+
+    return defs.resolve_job_def("llm_labeling")
+
+
+def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
+    """The LLM judge over benchmarks adjacent in sorted order (default: all), then everything
+    downstream (job llm_labeling), as one run; `batch` submits the requests as one Batch API job."""
+    import dagster as dg
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    dagster_home()
+    instance = dg.DagsterInstance.get()
+    sync_partitions(instance)
+    keys = sorted(instance.get_dynamic_partitions("benchmarks"))
+    chosen = sorted(set(benchmarks or keys))
+    unknown = [key for key in chosen if key not in keys]
+    if unknown or not chosen:
+        print(f"no benchmark partition {', '.join(unknown) or '(none found)'}; the partitions are: {', '.join(keys)}", file=sys.stderr)
+        return 2
+    first, last = keys.index(chosen[0]), keys.index(chosen[-1])
+    if keys[first : last + 1] != chosen:
+        print("one run labels a range of benchmarks adjacent in sorted order: "
+              f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
+              "run the command once per benchmark instead", file=sys.stderr)
+        return 2
+    run_config = {"execution": {"config": {"in_process": {}}}}
+    if batch:
+        run_config["ops"] = {"llm_judge_labels": {"config": {"mode": "batch"}}}
+    print(f"LLM labeling: {len(chosen)} benchmark(s), {chosen[0]}..{chosen[-1]}{' (Batch API)' if batch else ''}")
+    result = launch(get_llm_job, instance, partition_range_tags(chosen, "cli label-llm"), run_config)
+    if result.success:
+        print(f"run {result.run_id} succeeded")
+        return 0
+    print_failure(result)
+    return 1
 
 
 def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> dict:
