@@ -56,6 +56,10 @@ class ChatModelResource(dg.ConfigurableResource):
     temperature: float = Field(default=LLM_DEFAULTS.temperature, ge=0, description="Sampling temperature.")
     timeout_s: float = Field(default=LLM_DEFAULTS.timeout_s, gt=0, description="Time-out of every API call, in seconds.")
     max_attempts: int = Field(default=LLM_DEFAULTS.max_attempts, ge=1, description="Attempts per API call (the client retries) and per prompt (asking again after a bad answer).")
+    batch_control_attempts: int = Field(
+        default=LLM_DEFAULTS.batch_control_attempts, ge=1,
+        description="Attempts per Batch control call (upload, create, list, poll, download); past them the step fails and its retry policy runs it again.",
+    )
     concurrency: int = Field(default=LLM_DEFAULTS.concurrency, ge=1, description="Requests in flight at once.")
     failure_budget: int = Field(default=LLM_DEFAULTS.failure_budget, ge=0, description="Failed prompts tolerated before the run stops.")
     spend_cap_usd: float = Field(default=LLM_DEFAULTS.spend_cap_usd, ge=0, description="The run stops before spending more than this (USD).")

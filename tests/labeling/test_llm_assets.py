@@ -86,6 +86,35 @@ def test_batch_mode_through_the_asset(llm_env):
         assert con.execute("select count(distinct prompt_id) from labeling.llm_labels").fetchone()[0] == 39
 
 
+def test_an_upload_answered_429_is_sent_again_by_the_client(llm_env):
+    """An operator saw an upload give up after one 429 "without a single retry": a 429 on the
+    upload is retried, with the whole file, and the batch goes through."""
+    with FakeOpenAI(scripts={"files": ["429"]}) as server:
+        result = _run(llm_env, server, config={"mode": "batch", "batch_poll_seconds": 0.0, "batch_max_wait_seconds": 10})
+        assert result.success
+        assert server.counts["files"] == 2 and server.injected["files"] == 1 and len(server.uploads) == 1
+        assert server.files[server.uploads[0]].decode().count("\n") == 39  # the file sent again whole
+        assert server.counts["batches"] == 1
+
+
+def test_a_burst_of_429s_longer_than_the_control_attempts_is_outlasted_by_the_step_retry(llm_env):
+    """Six 429s in a row on the upload, against 3 attempts per control call: the step fails twice
+    and its RetryPolicy runs it again; one batch in all, and every prompt paid for once."""
+    with FakeOpenAI(scripts={"files": ["429"] * 6}) as server:
+        result = _run(llm_env, server, config={"mode": "batch", "batch_poll_seconds": 0.0, "batch_max_wait_seconds": 10},
+                      batch_control_attempts=3)
+        assert result.success
+        events = [event.event_type_value for event in result.all_events]
+        assert events.count("STEP_RESTARTED") == 2 and events.count("STEP_UP_FOR_RETRY") == 2
+        assert server.injected["files"] == 6 and server.counts["files"] == 7
+        assert len(server.batches) == 1 and server.counts["batches"] == 1  # exactly one batch exists
+        batch = next(iter(server.batches.values()))
+        assert server.files[batch["input_file_id"]].decode().count("\n") == 39 and server.counts["chat"] == 0
+        assert server.leftover_uploads() == []
+    with warehouse.connect(llm_env["db"]) as con:
+        assert con.execute("select count(*), count(distinct prompt_id) from labeling.llm_judgements").fetchone() == (39, 39)
+
+
 def test_answers_all_outside_the_candidates_get_their_own_status(llm_env):
     """A quarter of the prompts answered only with IDs outside the candidates, each time: asked again
     once, then recorded as out_of_candidates (not no_match), not cached, so a re-run asks again."""

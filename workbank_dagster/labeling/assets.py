@@ -28,7 +28,7 @@ from .labels import (
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
 from .matching import (
     LabelingRuntime,
-    embedded_judge,
+    embedded_judge_v3,
     embedded_judge_v4,
     judge_v3_rows,
     judge_v4_rows,
@@ -112,11 +112,6 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: L
         return OccupationKnowledge(evidence, prior)
 
     return runtime.memoized("knowledge", key, build)
-
-
-def knowledge_key(knowledge: OccupationKnowledge) -> str:
-    """What judge v4's knowledge was built from, for the labels' input hash."""
-    return knowledge.prior.inputs_sha256 if knowledge.prior is not None else "no prior"
 
 
 def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
@@ -281,7 +276,7 @@ def embedded_judge_labels(
     settings = pipeline_settings.resolve()
     started = time.perf_counter()
     embeddings = labeling_runtime.embeddings(settings, context)
-    v3, v4 = embedded_judge(settings), embedded_judge_v4()
+    v3, v4 = embedded_judge_v3(settings), embedded_judge_v4()
     keys = list(context.partition_keys)
     prompts = partition_prompts(warehouse_db, keys)
     # A benchmark whose prompts, task index, settings and labeling code are what its labels were
@@ -454,12 +449,19 @@ def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int,
     return chosen, statuses
 
 
+# A burst of rate limits or server errors longer than the client's retries fails the step; it is run
+# again after 2, 4, 8 s (± jitter). A retry is free and safe: every judgement is cached as it
+# arrives, and a batch is found again by its tag before one is created.
+LLM_RETRY_POLICY = dg.RetryPolicy(max_retries=3, delay=2.0, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
+
+
 @dg.multi_asset(
     specs=_specs("llm"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     pool="warehouse",
     name="llm_judge_labels",
+    retry_policy=LLM_RETRY_POLICY,
 )
 def llm_judge_labels(
     context: dg.AssetExecutionContext,

@@ -82,10 +82,6 @@ class BatchOverSpendCap(Exception):
     pass
 
 
-class SpendCapReached(RuntimeError):
-    pass
-
-
 @dataclass(frozen=True)
 class LLMSettings:
     model: str = "gpt-4o-mini"
@@ -93,6 +89,9 @@ class LLMSettings:
     temperature: float = 0.0
     timeout_s: float = 60.0  # every API call's time-out (the client's)
     max_attempts: int = 5  # per API call (the client retries max_attempts - 1 times) and per prompt (asking again)
+    # Per Batch control call (upload, create, list, poll, download, delete): a longer burst of faults
+    # fails the step, and the step's RetryPolicy (labeling/assets.py) runs it again, free and safe.
+    batch_control_attempts: int = 5
     backoff_s: float = 1.0  # before asking again after a malformed answer or one all outside the candidates
     max_backoff_s: float = 60.0
     concurrency: int = 4
@@ -296,6 +295,11 @@ class LLMJudge:
             self._client = make_client(self.settings, self._api_key)
         return self._client
 
+    @property
+    def control(self):
+        """The client for Batch control calls: `batch_control_attempts` attempts each."""
+        return self.client.with_options(max_retries=max(self.settings.batch_control_attempts - 1, 0))
+
     # --- planning -----------------------------------------------------------------------------
     def pending(self, items: list[Item]) -> tuple[list[Item], dict]:
         cached = self.cache.get_many(self.labeler, [item.key for item in items])
@@ -440,7 +444,7 @@ class LLMJudge:
                 )
                 for i in todo
             ]
-            uploaded = self.client.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
+            uploaded = self.control.files.create(file=("requests.jsonl", ("\n".join(lines) + "\n").encode()), purpose="batch")
             self.cache.record_upload(self.labeler, uploaded.id, tag)
             batch = self._create_batch(uploaded.id, tag)
             self._log(f"submitted batch {batch.id} with {len(todo)} requests")
@@ -450,7 +454,7 @@ class LLMJudge:
 
     def _find_batch(self, tag: str):
         """The batch created with this tag that this cache has not recorded and that is not closed, if any."""
-        for n, batch in enumerate(self.client.batches.list(limit=100), start=1):
+        for n, batch in enumerate(self.control.batches.list(limit=100), start=1):
             if (batch.metadata or {}).get(BATCH_TAG) == tag and batch.status not in CLOSED_BATCH and not self.cache.has_batch(batch.id):
                 return batch
             if n >= BATCH_LOOKUP_LIMIT:
@@ -464,7 +468,7 @@ class LLMJudge:
         import openai
 
         client = self.client.with_options(max_retries=0)
-        for attempt in range(1, self.settings.max_attempts + 1):
+        for attempt in range(1, self.settings.batch_control_attempts + 1):
             try:
                 return client.batches.create(
                     input_file_id=input_file_id, endpoint="/v1/chat/completions", completion_window="24h", metadata={BATCH_TAG: tag}
@@ -482,7 +486,7 @@ class LLMJudge:
                 if found is not None:
                     self._log(f"creating a batch failed ({type(exc).__name__}) but batch {found.id} exists: reused")
                     return found
-                if attempt == self.settings.max_attempts:
+                if attempt == self.settings.batch_control_attempts:
                     self._delete_upload(input_file_id)
                     raise
                 wait = retry_after_seconds(exc.response.headers) if isinstance(exc, openai.APIStatusError) else None
@@ -499,7 +503,7 @@ class LLMJudge:
         import openai
 
         try:
-            self.client.files.delete(file_id)
+            self.control.files.delete(file_id)
         except openai.NotFoundError:
             pass
         except openai.APIError as exc:
@@ -544,7 +548,7 @@ class LLMJudge:
         of prompts that are not in `items` (a batch submitted by a run over other benchmarks)."""
         deadline = time.monotonic() + max_wait_s
         while True:
-            batch = self.client.batches.retrieve(batch_id)
+            batch = self.control.batches.retrieve(batch_id)
             self.cache.set_batch_status(batch_id, batch.status)
             if batch.status in ("completed", "failed", "expired", "cancelled"):
                 break
@@ -557,7 +561,7 @@ class LLMJudge:
         for file_id in (getattr(batch, "output_file_id", None), getattr(batch, "error_file_id", None)):
             if not file_id:
                 continue
-            text = self.client.files.content(file_id).text
+            text = self.control.files.content(file_id).text
             for line in text.splitlines():
                 if not line.strip():
                     continue

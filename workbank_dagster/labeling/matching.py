@@ -93,7 +93,7 @@ def retrieval_options(settings) -> dict:
     }
 
 
-def embedded_judge(settings) -> EmbeddedJudgeV3:
+def embedded_judge_v3(settings) -> EmbeddedJudgeV3:
     """Judge v3 (kept beside v4 and selectable): its settings are the WORKBANK_JUDGE_* ones."""
     return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
 
@@ -106,7 +106,7 @@ def embedded_judge_v4() -> EmbeddedJudgeV4:
 def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[Retrieved, list[list[tuple[int, float]]]]:
     """Judge v3's candidates and chosen (task_id, score) pairs, best first, for prompts already embedded."""
     retrieved = retrieve_embedded(embedded, index, progress=progress, **retrieval_options(settings))
-    return retrieved, embedded_judge(settings).select(retrieved.candidates, index)
+    return retrieved, embedded_judge_v3(settings).select(retrieved.candidates, index)
 
 
 def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None) -> Retrieved:
@@ -119,7 +119,7 @@ def retrieve_v4(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: Occupati
 def judge_v3_rows(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Judge v3's label rows and judgement records for whole benchmarks' embedded prompts."""
     retrieved, chosen = match_embedded(embedded, index, settings, progress=progress)
-    return label_rows(retrieved, chosen, embedded_judge(settings).labeler)
+    return label_rows(retrieved, chosen, embedded_judge_v3(settings).labeler)
 
 
 def judge_v4_rows(
