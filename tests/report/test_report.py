@@ -9,7 +9,7 @@ import duckdb
 import pandas as pd
 import pytest
 from browser import chromium, console_errors, missing, wait_for
-from conftest import ARTIFACTS, run_pipeline, small_source_dir
+from conftest import ARTIFACTS, copy_small_run, run_pipeline
 
 from workbank_dagster.fingerprint import fingerprint
 from workbank_dagster.report.attribution import benchmark_sources
@@ -148,20 +148,16 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
 # --- hostile benchmark text, end to end ----------------------------------------------------------------
 
 
-def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, source_dir, session_cache):
+def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, small_base_run, session_cache):
     problem = missing()
     assert problem is None, problem
-    sources = small_source_dir(tmp_path, source_dir, ("cybench",))
+    # The session's small run, copied, gains a benchmark of hostile text: it goes through every
+    # step of `make run` (sources, labels, dbt, analysis, report) beside three others.
+    sources, env = copy_small_run(small_base_run, tmp_path, session_cache)
     rows = [{"benchmark": "aaa-hostile", "prompt_id": "p'1", "prompt": HOSTILE_PROMPT},
             {"benchmark": "aaa-hostile", "prompt_id": "p2", "prompt": "Reconcile the vendor's invoices \"as-is\" -- no; 'quotes' everywhere"}]
     (sources / "benchmarks" / "aaa-hostile.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    env = {
-        "WORKBANK_DATA_DIR": str(tmp_path / "data"),
-        "WORKBANK_SOURCE_DIR": str(sources),
-        "WORKBANK_CACHE_DIR": str(session_cache),
-        "WORKBANK_JUDGEMENT_CACHE": str(tmp_path / "judgements.sqlite"),
-        "DAGSTER_HOME": str(tmp_path / "dagster_home"),
-    }
+    env["WORKBANK_JUDGEMENT_CACHE"] = str(tmp_path / "judgements.sqlite")
     completed = run_pipeline(env, timeout=1800)
     (ARTIFACTS / "hostile_run.log").write_text(completed.stdout + "\n" + completed.stderr)
     assert completed.returncode == 0, completed.stderr[-4000:]

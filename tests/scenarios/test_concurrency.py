@@ -40,12 +40,11 @@ import dagster as dg
 import pytest
 import warehouse_snapshot as snap
 from concurrency_run import pipeline_env
-from conftest import ARTIFACTS, small_source_dir
+from conftest import ARTIFACTS, SMALL
 
 from workbank_dagster import runner
 from workbank_dagster.settings import REPO_ROOT
 
-SMALL = ("cybench", "finance-agent", "paperbench")
 HELPER = REPO_ROOT / "tests" / "support" / "concurrency_run.py"
 # The multiprocess run: the backfill of the benchmark partitions and what the labels need.
 BACKFILL = (
@@ -140,22 +139,15 @@ def _warehouse_pools() -> set[str]:
     return pools
 
 
-def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_path, source_dir, session_cache):
+def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_path, small_base_run, session_cache):
     from workbank_dagster.transform.project import ensure_manifest
 
     ensure_manifest()  # parse dbt once here, not in each of the processes started below
     assert _warehouse_pools() == {"warehouse"}, "every step that runs here must be in pool `warehouse`"
-    sources = small_source_dir(tmp_path, source_dir, SMALL)
-    started = time.monotonic()
-
-    # Serial: `make run` alone.
-    serial_root = tmp_path / "serial"
-    serial_env = pipeline_env(serial_root, sources, session_cache)
-    serial = subprocess.run([sys.executable, str(HELPER), "cli"], check=False, cwd=REPO_ROOT, env=serial_env, capture_output=True, text=True, timeout=TIMEOUT)
-    ARTIFACTS.mkdir(exist_ok=True)
-    (ARTIFACTS / "concurrency_serial.log").write_text(serial.stdout + serial.stderr)
-    assert serial.returncode == 0, serial.stderr[-5000:]
-    serial_seconds = time.monotonic() - started
+    # Serial: `make run` alone, from an empty folder, on SMALL: the session's small base run (read
+    # here, never written). The concurrent runs read the same source folder.
+    serial_root = small_base_run
+    sources = small_base_run / "sources"
 
     # Concurrent: the same sources, one instance with the pool configured, two processes.
     root = tmp_path / "concurrent"
@@ -219,4 +211,4 @@ def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_pat
     assert snap.differences(files_first["canonical"], files_second["canonical"]) == []
     snap.report_exact_differences("concurrent vs serial, tables", first["exact"], second["exact"], ARTIFACTS / "concurrency_exact_tables.json")
     snap.report_exact_differences("concurrent vs serial, files", files_first["exact"], files_second["exact"], ARTIFACTS / "concurrency_exact_files.json")
-    print(f"serial {serial_seconds:.0f} s, concurrent {concurrent_seconds:.0f} s, {len(intervals)} steps in {len(triggers)} runs")
+    print(f"concurrent {concurrent_seconds:.0f} s, {len(intervals)} steps in {len(triggers)} runs")

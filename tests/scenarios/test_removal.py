@@ -1,7 +1,8 @@
 """Data leaves when its source leaves, and one bad file does not stop the others' refresh.
 
-Each test runs `make run`'s command on two or three small benchmarks (CI's time), in its own data
-folder, with the session's embedding cache.
+Each test starts from a copy of the session's run on three small benchmarks (`small_base_run`: CI's
+time), changes its sources and runs `make run`'s command again there, with the session's
+embedding cache. A run compared against is made from an empty folder.
 """
 
 from __future__ import annotations
@@ -12,20 +13,13 @@ import shutil
 import duckdb
 import pytest
 import warehouse_snapshot as snap
-from conftest import run_pipeline, small_source_dir
+from conftest import copy_small_run, run_env, run_pipeline
 
 from workbank_dagster.settings import REPO_ROOT
 
-SMALL = ("cybench", "finance-agent", "paperbench")
-
 
 def _env(root, sources, session_cache, audits=None) -> dict[str, str]:
-    env = {
-        "WORKBANK_DATA_DIR": str(root / "data"),
-        "WORKBANK_SOURCE_DIR": str(sources),
-        "WORKBANK_CACHE_DIR": str(session_cache),
-        "DAGSTER_HOME": str(root / "dagster_home"),
-    }
+    env = run_env(root, sources, session_cache)
     if audits is not None:
         env["WORKBANK_AUDITS_DIR"] = str(audits)
     return env
@@ -58,16 +52,16 @@ def _results(root) -> dict[str, str]:
     return {name: digest for name, digest in hashes.items() if name.split(".")[0] in RESULT_SCHEMAS and name != "analysis.user_audit_catalog"}
 
 
-def test_a_removed_benchmark_and_audit_leave_every_table_and_the_headline(tmp_path, source_dir, session_cache):
-    sources = small_source_dir(tmp_path, source_dir, SMALL)
+def test_a_removed_benchmark_and_audit_leave_every_table_and_the_headline(tmp_path, small_base_run, session_cache):
     audits = tmp_path / "audits"
     audits.mkdir()
     example = REPO_ROOT / "audits" / "example-org.csv"
     shutil.copy(example, audits / "example-org.csv")
     shutil.copy(example, audits / "second-org.csv")
     first = tmp_path / "first"
+    sources, _ = copy_small_run(small_base_run, first, session_cache)
     env = _env(first, sources, session_cache, audits)
-    _run(env)
+    _run(env)  # the base run again, with a second audit
     assert _headline(first)["n_benchmarks"] == 3
     assert {r[0] for r in _query(first, "select distinct audit from analysis.user_audit")} == {"example-org", "second-org"}
 
@@ -94,11 +88,9 @@ def test_a_removed_benchmark_and_audit_leave_every_table_and_the_headline(tmp_pa
     assert differences == [], differences
 
 
-def test_a_bad_file_fails_alone_and_every_other_benchmark_refreshes(tmp_path, source_dir, session_cache):
-    sources = small_source_dir(tmp_path, source_dir, SMALL)
+def test_a_bad_file_fails_alone_and_every_other_benchmark_refreshes(tmp_path, source_dir, small_base_run, session_cache):
     root = tmp_path / "run"
-    env = _env(root, sources, session_cache)
-    _run(env)
+    sources, env = copy_small_run(small_base_run, root, session_cache)
     # cybench breaks on its line 3; finance-agent changes (one prompt fewer); a new benchmark arrives.
     path = sources / "benchmarks" / "cybench.jsonl"
     lines = path.read_text().splitlines(keepends=True)
@@ -126,11 +118,9 @@ def test_a_bad_file_fails_alone_and_every_other_benchmark_refreshes(tmp_path, so
 
 
 @pytest.mark.parametrize("change", ["changed", "removed"])
-def test_a_changed_or_removed_results_file_updates_the_model_scores(tmp_path, source_dir, session_cache, change):
-    sources = small_source_dir(tmp_path, source_dir, ("cybench", "paperbench"))
+def test_a_changed_or_removed_results_file_updates_the_model_scores(tmp_path, small_base_run, session_cache, change):
     root = tmp_path / "run"
-    env = _env(root, sources, session_cache)
-    _run(env)
+    sources, env = copy_small_run(small_base_run, root, session_cache)
     sql = "select model, onet_soc_code, weighted_score from analysis.occupation_model_scores where benchmark = 'cybench' order by 1, 2"
     before = _query(root, sql)
     assert before, "cybench has published results: some model scores"
