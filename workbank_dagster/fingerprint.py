@@ -1,9 +1,12 @@
 """One way to know what is stale: the fingerprint of a cached step.
 
-Four steps skip their work when nothing they depend on changed: a source load (`raw._source_loads`),
-a benchmark's embedded labels (`labeling.embedded_label_inputs`), the data dictionary
-(`dictionary.sha256`) and the report (`report/.inputs.sha256`); so do the analysis steps, whose
-fingerprint is recorded in their tables' materialization metadata (`analysis/assets.py`). Each used to hash its own list of
+Six steps skip their work when nothing they depend on changed, and record what they saw in five
+places: a source load (`raw._source_loads`), a benchmark's embedded labels
+(`labeling.embedded_label_inputs`), the data dictionary (`dictionary.sha256`), the report
+(`report/.inputs.sha256`), and the analysis steps and the dbt models, whose fingerprints are
+recorded in their materialization metadata (`analysis/assets.py`, `transform/assets.py`). (The
+occupation prior still keys on its training texts and a hand-bumped `PRIOR_VERSION`, not on
+this module.) Each used to hash its own list of
 files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
 description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 

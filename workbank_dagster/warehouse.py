@@ -187,11 +187,6 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
     return bool(row and row[0])
 
 
-def read_sql(path: Path | str, sql: str, params: Sequence[object] | None = None) -> pd.DataFrame:
-    with connect(path) as con:
-        return con.execute(sql, params or []).df()
-
-
 def table_hash(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> str:
     """Content hash of a table, independent of physical row order; repeated rows count each time."""
     target = f"{quote(schema)}.{quote(table)}"

@@ -243,20 +243,6 @@ def to_choice(frame: pd.DataFrame, column: str, path: Path, allowed: Sequence[st
     return values
 
 
-def to_bool(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
-    mapping = {"true": True, "false": False, "1": True, "0": False}
-    out = []
-    for position, value in enumerate(frame[column].tolist()):
-        if isinstance(value, bool):
-            out.append(value)
-            continue
-        key = str(value).strip().lower()
-        if key not in mapping:
-            raise SourceFormatError(path, "not a boolean", line=_line(frame, position), column=column, expected="True or False", found=value)
-        out.append(mapping[key])
-    return pd.array(out, dtype="boolean")
-
-
 ONET_SOC_PATTERN = r"^\d{2}-\d{4}\.\d{2}$"
 SOC_PATTERN = r"^\d{2}-\d{4}$"
 
