@@ -61,7 +61,7 @@ def commit() -> str:
     return out.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
-def timed(command: list[str], env: dict, cwd: Path = REPO) -> tuple[float, float, subprocess.CompletedProcess]:
+def timed(command: list[str], env: dict, cwd: Path = REPO, log: Path | None = None) -> tuple[float, float, subprocess.CompletedProcess]:
     """Wall seconds and peak RSS (MB) of one child process and the children it waited for.
 
     `os.wait4` gives this child's own resource usage; RUSAGE_CHILDREN would be the largest of
@@ -76,8 +76,10 @@ def timed(command: list[str], env: dict, cwd: Path = REPO) -> tuple[float, float
         out.seek(0)
         err.seek(0)
         completed = subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
+    if log is not None:
+        log.write_text(completed.stdout + "\n" + completed.stderr)
     if completed.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stderr[-3000:]}")
+        raise RuntimeError(f"{' '.join(command)} failed:\n{completed.stdout[-6000:]}\n{completed.stderr[-3000:]}")
     return elapsed, usage.ru_maxrss / 1024, completed
 
 

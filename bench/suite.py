@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--not-e2e", action="store_true", help="also time the tests without the full-data run")
     parser.add_argument("--output", default=str(REPO / "bench" / "results.json"))
+    parser.add_argument("--log", default=str(Path(tempfile.gettempdir()) / "workbank-suite.log"), help="where CI's whole output is kept")
     args = parser.parse_args()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "WORKBANK_"))}
@@ -46,7 +48,12 @@ def main() -> int:
         clone = Path(tmp) / "main"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         os.symlink((REPO.parent / "shared").resolve(), Path(tmp) / "shared")
-        seconds, _, completed = timed(["bash", ".ci/run"], env, cwd=clone)
+        try:
+            seconds, _, completed = timed(["bash", ".ci/run"], env, cwd=clone, log=Path(args.log))
+        finally:  # what CI printed, kept whether it passed or not (the clone is deleted)
+            for name in ("test-artifacts",):
+                if (clone / name).is_dir():
+                    shutil.copytree(clone / name, Path(args.log).with_suffix("") / name, dirs_exist_ok=True)
         figures["suite_ci_s"] = round(seconds, 1)
         figures["suite"]["slowest"] = slowest(completed.stdout + completed.stderr)[:25]
         if args.not_e2e:
