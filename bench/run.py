@@ -270,7 +270,7 @@ print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.get
     return out
 
 
-COLD_KEYS = ("backend_agreement", "embed_floor_s", "embed_floor_torch_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
+COLD_KEYS = ("backend_agreement", "embed_floor_backend", "embed_floor_s", "embed_floor_torch_s", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
 WARM_KEYS = ("warm_run_s", "add_benchmark_s", "peak_rss_mb_warm", "growth")
 SUITE_KEYS = ("suite", "suite_ci_s", "suite_not_e2e_s")  # bench/suite.py's: every bench keeps them
 
@@ -334,6 +334,7 @@ def main() -> int:
                 floors.append(seconds)
                 cold_peaks.append(peak)
                 results["embed_floor_texts"] = texts
+                results["embed_floor_backend"] = DEFAULT_BACKEND
                 shutil.rmtree(root / "data", ignore_errors=True)
                 shutil.rmtree(root / "dagster_home", ignore_errors=True)
                 elapsed, peak, _ = timed(PIPELINE, env)

@@ -173,6 +173,7 @@ def test_batch_mode_survives_429_and_500_on_every_endpoint(tmp_path, monkeypatch
         sync = judge.judge(_items(12)[6:])
         assert sync.failures == 0 and sync.requests == 6 and server.injected["chat"] >= 1
         assert judge.client.max_retries == judge.settings.max_attempts - 1
+        assert judge.control.max_retries == judge.settings.batch_control_attempts - 1  # control calls: their own attempts
 
 
 @pytest.mark.parametrize("fault", ["lost", "timeout"])
@@ -195,7 +196,7 @@ def test_a_batch_created_by_a_failed_submission_is_reused_by_the_next(tmp_path, 
     """The creation's answer is lost and the look-up after it fails too: that submission fails not
     knowing whether the batch exists. The next one finds the batch by its tag before creating one."""
     with FakeOpenAI(scripts={"batches": ["lost"], "batch_list": ["ok", "500", "500"]}) as server:
-        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2)
+        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2, batch_control_attempts=2)
         items = _items(5)
         with pytest.raises(openai.InternalServerError):
             judge.submit_batch(items)
@@ -211,7 +212,7 @@ def test_a_failed_batch_creation_deletes_its_upload(tmp_path, monkeypatch, fault
     """A 400 fails at once; 500s are tried again (after a look-up finds no batch) until the attempts
     are spent. Either way no batch exists, so the uploaded input file is deleted."""
     with FakeOpenAI(scripts={"batches": faults}) as server:
-        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2)
+        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2, batch_control_attempts=2)
         with pytest.raises(openai.APIStatusError):
             judge.submit_batch(_items(5))
         assert server.counts["batches"] == len(faults) and not server.batches
@@ -222,7 +223,7 @@ def test_uploads_left_by_a_failed_submission_are_deleted_by_the_next(tmp_path, m
     """Creation fails and so does the look-up after it: the upload is kept (a batch might use it).
     The next submission finds no batch with the tag, deletes that upload, and submits afresh."""
     with FakeOpenAI(scripts={"batches": ["500"], "batch_list": ["ok", "500", "500"]}) as server:
-        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2)
+        judge = _judge(server, tmp_path, monkeypatch, max_attempts=2, batch_control_attempts=2)
         items = _items(5)
         with pytest.raises(openai.InternalServerError):
             judge.submit_batch(items)

@@ -270,7 +270,8 @@ def speed_table(bench: dict) -> str:
         ["cold run from an empty `data/` (environment installed)", f"**{seconds('cold_run_s')}**{runs('cold_run_s')}", goal("cold_run_s")],
         ["… of which labeling all benchmarks (`embedded_labels`)", seconds("label_cold_s"), ""],
         [
-            f"embedding floor: the {num(bench.get('embed_floor_texts'))} texts a cold run embeds, same model and backend (ONNX fp32), one plain process",
+            f"embedding floor: the {num(bench.get('embed_floor_texts'))} texts a cold run embeds, same model and backend "
+            f"({bench.get('embed_floor_backend', 'torch')}), one plain process",
             f"{seconds('embed_floor_s')}{runs('embed_floor_s')}",
             f"cold / floor = {num(bench.get('cold_over_floor'), 2)}",
         ],
