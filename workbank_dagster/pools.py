@@ -70,8 +70,9 @@ def run_process(instance, run_id: str) -> tuple[int, float] | None:
     return entry.dagster_event.pid, entry.timestamp
 
 
-def dead_runs(instance, run_ids) -> list:
-    """The runs among `run_ids` still marked in progress whose process is gone (local instance only)."""
+def dead_runs(instance, run_ids) -> list[tuple]:
+    """(run, pid) of the runs among `run_ids` still marked in progress whose process is gone
+    (local instance only)."""
     if not is_local(instance):
         return []
     dead = []
@@ -81,7 +82,7 @@ def dead_runs(instance, run_ids) -> list:
             continue
         process = run_process(instance, run_id)
         if process is not None and not process_alive(*process):
-            dead.append(run)
+            dead.append((run, process[0]))
     return dead
 
 
@@ -96,8 +97,7 @@ def free_slots_of_ended_runs(instance) -> int:
     run_ids = storage.get_concurrency_run_ids()
     if not run_ids:
         return 0
-    for run in dead_runs(instance, run_ids):
-        pid, _ = run_process(instance, run.run_id)
+    for run, pid in dead_runs(instance, run_ids):
         instance.report_run_failed(run, f"its process (pid {pid}) is gone: it was killed without ending the run, holding a pool slot")
         log.info("run %s (%s) was killed holding a pool slot (its process %s is gone): marked failed", run.run_id, run.job_name, pid)
     statuses = [dg.DagsterRunStatus(status) for status in ENDED]

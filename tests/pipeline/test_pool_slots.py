@@ -87,7 +87,7 @@ def test_a_run_killed_holding_the_slot_is_marked_failed_and_freed_and_a_live_one
         _kill(process)
     # Killed, its run still says STARTED and holds the slot: it is found dead, marked failed, freed.
     assert instance.get_run_by_id(held_by).status == dg.DagsterRunStatus.STARTED
-    assert [run.run_id for run in pools.dead_runs(instance, [held_by])] == [held_by]
+    assert [run.run_id for run, _ in pools.dead_runs(instance, [held_by])] == [held_by]
     assert pools.free_slots_of_ended_runs(instance) == 1
     assert instance.get_run_by_id(held_by).status == dg.DagsterRunStatus.FAILURE
     assert storage.claim_concurrency_slot("warehouse", waiting.run_id, "labeling__llm_judge_labels").is_claimed
