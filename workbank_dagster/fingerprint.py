@@ -2,7 +2,7 @@
 
 Six steps skip their work when nothing they depend on changed, and record what they saw in five
 places: a source load (`raw._source_loads`), a benchmark's embedded labels
-(`labeling.embedded_label_inputs`), the data dictionary (`dictionary.sha256`), the report
+(`labeling.embedded_label_inputs`), dbt's docs behind the data dictionary (`dbt_docs/docs.sha256`), the report
 (`report/.inputs.sha256`), and the analysis steps and the dbt models, whose fingerprints are
 recorded in their materialization metadata (`analysis/assets.py`, `transform/assets.py`). (The
 occupation prior still keys on its training texts and a hand-bumped `PRIOR_VERSION`, not on

@@ -102,21 +102,43 @@ def test_results_partition_without_results_file_is_empty(small_env):
     assert counts == {"cybench": 9 * 39 - 1}  # o4-mini lacks one task (results/SOURCES.md)
 
 
-# What the judges read besides the prompts: task statements and occupations, and judge v4's titles,
-# technology and the O*NET texts of its prior.
-LABELING_SOURCES = (
-    "onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas",
-)
+def _prepare_labeling(env, onet_base) -> None:
+    """What labeling reads of O*NET (the raw tables, the prior's file): a copy of the session's
+    O*NET base, which materialized them (conftest.onet_base) as the sources assets do."""
+    env["db"].parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(onet_base / "warehouse.duckdb", env["db"])
+    shutil.copytree(onet_base / "models", env["db"].parent / "models")
 
 
-def _prepare_labeling(env) -> None:
-    needed = [dg.AssetKey([prefix, table]) for prefix in ("raw", "files") for table in LABELING_SOURCES]
-    assert _materialize(env, [*file_assets, *raw_assets], selection=needed).success
-    assert _materialize(env, [task_index, occupation_prior]).success
+def test_a_new_data_folder_takes_the_prior_from_the_cache_with_the_same_weights(small_env, onet_base):
+    """The O*NET base fitted the prior with the session's cache; a new data folder with that cache
+    gets the same weights without fitting, and names the file it copied."""
+    from workbank_dagster.labeling.prior import OccupationPrior
+
+    small_env["db"].parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(onet_base / "warehouse.duckdb", small_env["db"])
+    result = _materialize(small_env, [task_index, occupation_prior], selection=[dg.AssetKey(["labeling", "occupation_prior"])])
+    metadata = result.asset_materializations_for_node("labeling__occupation_prior")[0].metadata
+    assert metadata["refitted"].value is False and metadata["embedded_now"].value == 0
+    cached = metadata["from_cache"].value
+    assert cached.startswith(str(small_env["resources"]["pipeline_settings"].resolve().cache_dir / "priors"))
+    fitted, copied = OccupationPrior.load(onet_base / "models" / "occupation_prior.npz"), OccupationPrior.load(small_env["db"].parent / "models" / "occupation_prior.npz")
+    assert copied.codes == fitted.codes and copied.inputs_sha256 == fitted.inputs_sha256
+    assert (copied.coef == fitted.coef).all() and (copied.intercept == fitted.intercept).all()
 
 
-def test_labels_partition_materialized_twice_leaves_same_rows(small_env):
-    _prepare_labeling(small_env)
+def test_the_cached_prior_is_named_by_its_inputs_and_the_code_that_fits_it(monkeypatch, tmp_path):
+    from workbank_dagster.labeling import assets
+
+    settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
+    first = assets.prior_cache_path(settings, "a" * 64)
+    assert first.parent == settings.cache_dir / "priors" and first != assets.prior_cache_path(settings, "b" * 64)
+    monkeypatch.setattr(assets, "code_sha256", lambda *modules: "prior.py edited")
+    assert assets.prior_cache_path(settings, "a" * 64) != first
+
+
+def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_base):
+    _prepare_labeling(small_env, onet_base)
     for key in ("cybench", "paperbench"):
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     hashes, relabeled = [], []
@@ -148,8 +170,8 @@ def _labels_metadata(result) -> dict:
     return [e for e in events if e.asset_key == dg.AssetKey(["labeling", "embedded_labels"])][0].metadata
 
 
-def test_a_changed_benchmark_is_relabeled_and_only_it(small_env):
-    _prepare_labeling(small_env)
+def test_a_changed_benchmark_is_relabeled_and_only_it(small_env, onet_base):
+    _prepare_labeling(small_env, onet_base)
     for key in SMALL:
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
     both = dg.PartitionKeyRange("cybench", "paperbench")  # all three, as one single-run backfill

@@ -1,15 +1,12 @@
-"""The report: pure pieces (treemap layout, escaping, attribution, dictionary), then hostile
-benchmark text end to end in headless Chromium. The full run's report is checked in test_e2e.py."""
+"""The report's pure pieces: treemap layout, escaping, attribution, dictionary. The full run's report
+is checked in test_e2e.py; hostile benchmark text end to end, in headless Chromium, in
+scenarios/test_removal.py."""
 
 from __future__ import annotations
-
-import json
 
 import duckdb
 import pandas as pd
 import pytest
-from browser import chromium, console_errors, missing, wait_for
-from conftest import ARTIFACTS, copy_small_run, run_pipeline
 
 from workbank_dagster.fingerprint import fingerprint
 from workbank_dagster.report.attribution import benchmark_sources
@@ -143,39 +140,6 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     assert "Below the 50% family-accuracy bar" in line
     assert "Below" not in page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.55, "labeler_occupation_accuracy": 0.3})
 
-
-
-# --- hostile benchmark text, end to end ----------------------------------------------------------------
-
-
-def test_hostile_prompt_is_data_in_every_query_and_text_in_the_report(tmp_path, small_base_run, session_cache):
-    problem = missing()
-    assert problem is None, problem
-    # The session's small run, copied, gains a benchmark of hostile text: it goes through every
-    # step of `make run` (sources, labels, dbt, analysis, report) beside three others.
-    sources, env = copy_small_run(small_base_run, tmp_path, session_cache)
-    rows = [{"benchmark": "aaa-hostile", "prompt_id": "p'1", "prompt": HOSTILE_PROMPT},
-            {"benchmark": "aaa-hostile", "prompt_id": "p2", "prompt": "Reconcile the vendor's invoices \"as-is\" -- no; 'quotes' everywhere"}]
-    (sources / "benchmarks" / "aaa-hostile.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    env["WORKBANK_JUDGEMENT_CACHE"] = str(tmp_path / "judgements.sqlite")
-    completed = run_pipeline(env, timeout=1800)
-    (ARTIFACTS / "hostile_run.log").write_text(completed.stdout + "\n" + completed.stderr)
-    assert completed.returncode == 0, completed.stderr[-4000:]
-    con = duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True)
-    try:
-        stored = con.execute("select prompt from staging.stg_benchmarks__prompts where benchmark = 'aaa-hostile' and prompt_id = 'p''1'").fetchone()[0]
-        assert stored == HOSTILE_PROMPT
-        assert con.execute("select count(*) from raw.benchmark_prompts").fetchone()[0] > 2  # the table the prompt 'drops' is there
-    finally:
-        con.close()
-    index = tmp_path / "data" / "outputs" / "report" / "index.html"
-    with chromium() as driver:
-        driver.get(index.as_uri())
-        wait_for(driver, "return document.getElementById('benchmark-index') !== null")
-        assert driver.execute_script("return window.__pwned === undefined")
-        cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
-        assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
-        assert console_errors(driver) == []
 
 
 def test_exports_leave_no_file_of_a_table_no_longer_exported(tmp_path):

@@ -1,8 +1,10 @@
-"""Data leaves when its source leaves, and one bad file does not stop the others' refresh.
+"""Sources change under a data folder that has run before: what left goes, what changed refreshes,
+one bad file does not stop the others, and hostile text stays data.
 
-Each test starts from a copy of the session's run on three small benchmarks (`small_base_run`: CI's
-time), changes its sources and runs `make run`'s command again there, with the session's
-embedding cache. A run compared against is made from an empty folder.
+Each test starts from a copy of the session's run on three small benchmarks (`small_base_run`, made
+from an empty folder), changes its sources and runs `make run`'s command there, twice, with the
+session's embedding cache. Every change a test makes is a separate claim with its own assertions;
+the changes share runs because each run costs about a minute of CI.
 """
 
 from __future__ import annotations
@@ -11,11 +13,16 @@ import json
 import shutil
 
 import duckdb
-import pytest
+import pandas as pd
 import warehouse_snapshot as snap
+from browser import chromium, console_errors, missing, wait_for
 from conftest import copy_small_run, run_env, run_pipeline
 
 from workbank_dagster.settings import REPO_ROOT
+
+HOSTILE_PROMPT = "Summarise <script>window.__pwned = 1;</script> the memo titled 'Q3'; DROP TABLE raw.benchmark_prompts; -- \"quoted\" & more"
+# cybench is the one small benchmark with published results (results/cybench.csv).
+SCORES = "select model, onet_soc_code, weighted_score from analysis.occupation_model_scores where benchmark = 'cybench' order by 1, 2"
 
 
 def _env(root, sources, session_cache, audits=None) -> dict[str, str]:
@@ -52,89 +59,104 @@ def _results(root) -> dict[str, str]:
     return {name: digest for name, digest in hashes.items() if name.split(".")[0] in RESULT_SCHEMAS and name != "analysis.user_audit_catalog"}
 
 
-def test_a_removed_benchmark_and_audit_leave_every_table_and_the_headline(tmp_path, small_base_run, session_cache):
+def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empty_leaves(tmp_path, source_dir, small_base_run, session_cache):
+    """A benchmark, an audit and a change to a results file come and go again: the data folder then
+    holds what the base run (the same sources, from an empty folder) holds, table for table."""
     audits = tmp_path / "audits"
     audits.mkdir()
-    example = REPO_ROOT / "audits" / "example-org.csv"
+    example = REPO_ROOT / "audits" / "example-org.csv"  # what the base run read (the default audits folder)
     shutil.copy(example, audits / "example-org.csv")
     shutil.copy(example, audits / "second-org.csv")
-    first = tmp_path / "first"
-    sources, _ = copy_small_run(small_base_run, first, session_cache)
-    env = _env(first, sources, session_cache, audits)
-    _run(env)  # the base run again, with a second audit
-    assert _headline(first)["n_benchmarks"] == 3
-    assert {r[0] for r in _query(first, "select distinct audit from analysis.user_audit")} == {"example-org", "second-org"}
+    root = tmp_path / "run"
+    sources, _ = copy_small_run(small_base_run, root, session_cache)
+    env = _env(root, sources, session_cache, audits)
+    before = _query(root, SCORES)
+    assert before, "cybench has published results: some model scores"
 
-    # paperbench's file and second-org's audit go away; the same data folder runs again.
-    (sources / "benchmarks" / "paperbench.jsonl").unlink()
-    (audits / "second-org.csv").unlink()
+    # Arrive: a fourth benchmark (ten prompts of spider2-dbt), a second audit; every cybench result flipped.
+    lines = (source_dir / "benchmarks" / "spider2-dbt.jsonl").read_text().splitlines(keepends=True)
+    (sources / "benchmarks" / "spider2-dbt.jsonl").write_text("".join(lines[:10]))
+    results = sources / "results" / "cybench.csv"
+    original = results.read_text()
+    frame = pd.read_csv(results)
+    frame["score"] = 1.0 - frame["score"]
+    frame.to_csv(results, index=False)
     _run(env)
-    # The same sources from scratch, for comparison.
-    fresh = tmp_path / "fresh"
-    (tmp_path / "fresh_audits").mkdir()
-    shutil.copy(example, tmp_path / "fresh_audits" / "example-org.csv")
-    _run(_env(fresh, sources, session_cache, tmp_path / "fresh_audits"))
+    assert _headline(root)["n_benchmarks"] == 4
+    assert _query(root, "select count(*) from labeling.embedded_labels where benchmark = 'spider2-dbt'")[0][0] > 0
+    assert {r[0] for r in _query(root, "select distinct audit from analysis.user_audit")} == {"example-org", "second-org"}
+    assert _query(root, SCORES) != before, "the changed results file reached the model scores"
 
-    after, expected = _headline(first), _headline(fresh)
-    assert after["n_benchmarks"] == expected["n_benchmarks"] == 2
-    assert after["n_prompts"] == expected["n_prompts"] == 39 + 50
+    # Leave: the benchmark's file and the second audit go away; the results file is as it was.
+    (sources / "benchmarks" / "spider2-dbt.jsonl").unlink()
+    (audits / "second-org.csv").unlink()
+    results.write_text(original)
+    _run(env)
+    after, expected = _headline(root), _headline(small_base_run)
+    assert after["n_benchmarks"] == expected["n_benchmarks"] == 3
+    assert after["n_prompts"] == expected["n_prompts"] == 39 + 50 + 23
     for key in ("n_labels", "n_prompts_labeled", "n_tasks_covered", "work_time_share_uncovered"):
         assert after[key] == expected[key], key
     for schema, table in (("raw", "benchmark_prompts"), ("raw", "benchmark_results"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements")):
-        assert _query(first, f"select count(*) from {schema}.{table} where benchmark = 'paperbench'") == [(0,)], table
-    assert _query(first, "select count(*) from raw._source_loads where partition_key = 'paperbench'") == [(0,)]
-    assert {r[0] for r in _query(first, "select distinct audit from analysis.user_audit")} == {"example-org"}
-    differences = snap.differences(_results(first), _results(fresh))
+        assert _query(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
+    assert _query(root, "select count(*) from raw._source_loads where partition_key = 'spider2-dbt'") == [(0,)]
+    assert {r[0] for r in _query(root, "select distinct audit from analysis.user_audit")} == {"example-org"}
+    assert _query(root, SCORES) == before
+    differences = snap.differences(_results(root), _results(small_base_run))
     assert differences == [], differences
 
 
-def test_a_bad_file_fails_alone_and_every_other_benchmark_refreshes(tmp_path, source_dir, small_base_run, session_cache):
+def test_a_bad_file_fails_alone_while_others_refresh_and_hostile_text_stays_data(tmp_path, source_dir, small_base_run, session_cache):
+    """One run with a broken benchmark file, a changed one and a new one of hostile text; then the
+    broken file is mended and cybench's results file removed."""
+    problem = missing()
+    assert problem is None, problem
     root = tmp_path / "run"
     sources, env = copy_small_run(small_base_run, root, session_cache)
-    # cybench breaks on its line 3; finance-agent changes (one prompt fewer); a new benchmark arrives.
+    env["WORKBANK_JUDGEMENT_CACHE"] = str(tmp_path / "judgements.sqlite")
+    # cybench breaks on its line 3; finance-agent changes (one prompt fewer); a benchmark of hostile
+    # text arrives: markup, SQL and quotes in a prompt and a prompt id.
     path = sources / "benchmarks" / "cybench.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     lines[2] = lines[2][: len(lines[2]) // 2] + "\n"
     path.write_text("".join(lines))
     finance = sources / "benchmarks" / "finance-agent.jsonl"
     finance.write_text("".join(finance.read_text().splitlines(keepends=True)[:-1]))
+    rows = [{"benchmark": "aaa-hostile", "prompt_id": "p'1", "prompt": HOSTILE_PROMPT},
+            {"benchmark": "aaa-hostile", "prompt_id": "p2", "prompt": "Reconcile the vendor's invoices \"as-is\" -- no; 'quotes' everywhere"}]
+    (sources / "benchmarks" / "aaa-hostile.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     completed = _run(env, ok=False)
     output = completed.stdout + completed.stderr
     assert "cybench.jsonl:3" in output and "not valid JSON" in output  # the run ends failed, naming the file and line
     prompts = dict(_query(root, "select benchmark, count(*) from raw.benchmark_prompts group by 1"))
-    assert prompts == {"cybench": 39, "finance-agent": 49, "paperbench": 23}  # cybench keeps its previous rows
+    assert prompts == {"cybench": 39, "finance-agent": 49, "paperbench": 23, "aaa-hostile": 2}  # cybench keeps its previous rows
     # finance-agent's change reached the marts and the headline; the report says which file failed and why.
     labeled = dict(_query(root, "select benchmark, count(distinct prompt_id) from marts.fct_prompt_task_labels group by 1"))
     assert labeled["finance-agent"] <= 49 and labeled["cybench"] >= 1
     headline = _headline(root)
-    assert headline["n_prompts"] == 39 + 49 + 23
+    assert headline["n_prompts"] == 39 + 49 + 23 + 2
     assert "cybench.jsonl:3" in headline["benchmark_files_rejected"]["cybench"]
     page = (root / "data" / "outputs" / "report" / "index.html").read_text()
     assert "benchmark file(s) rejected" in page and "cybench.jsonl:3" in page
-    # Mended, the next run succeeds and says nothing is rejected.
+    # The hostile prompt went through sources, labels and dbt as data: stored as written, nothing dropped.
+    stored = _query(root, "select prompt from staging.stg_benchmarks__prompts where benchmark = 'aaa-hostile' and prompt_id = 'p''1'")
+    assert stored == [(HOSTILE_PROMPT,)]
+
+    # Mended, and cybench's results file removed: the run succeeds, says nothing is rejected, and
+    # cybench's model scores are gone with its results.
+    assert _query(root, SCORES), "cybench has published results: some model scores"
     path.write_text((source_dir / "benchmarks" / "cybench.jsonl").read_text())
+    (sources / "results" / "cybench.csv").unlink()
     _run(env)
     assert _headline(root)["benchmark_files_rejected"] == {}
-
-
-@pytest.mark.parametrize("change", ["changed", "removed"])
-def test_a_changed_or_removed_results_file_updates_the_model_scores(tmp_path, small_base_run, session_cache, change):
-    root = tmp_path / "run"
-    sources, env = copy_small_run(small_base_run, root, session_cache)
-    sql = "select model, onet_soc_code, weighted_score from analysis.occupation_model_scores where benchmark = 'cybench' order by 1, 2"
-    before = _query(root, sql)
-    assert before, "cybench has published results: some model scores"
-    results = sources / "results" / "cybench.csv"
-    if change == "removed":
-        results.unlink()
-    else:
-        import pandas as pd
-
-        frame = pd.read_csv(results)
-        frame["score"] = 1.0 - frame["score"]  # every result flipped
-        frame.to_csv(results, index=False)
-    _run(env)
-    after = _query(root, sql)
-    assert after != before
-    if change == "removed":
-        assert after == [] and _query(root, "select count(*) from raw.benchmark_results where benchmark = 'cybench'") == [(0,)]
+    assert _query(root, SCORES) == []
+    assert _query(root, "select count(*) from raw.benchmark_results where benchmark = 'cybench'") == [(0,)]
+    # In the browser the hostile prompt is text: its script never ran, the page logged no error.
+    index = root / "data" / "outputs" / "report" / "index.html"
+    with chromium() as driver:
+        driver.get(index.as_uri())
+        wait_for(driver, "return document.getElementById('benchmark-index') !== null")
+        assert driver.execute_script("return window.__pwned === undefined")
+        cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
+        assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
+        assert console_errors(driver) == []

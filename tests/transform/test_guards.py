@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import run_pipeline, small_source_dir
+from conftest import copy_small_run, run_pipeline
 
 from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.transform.assets import UnknownActiveLabeler, check_active_labeler
@@ -34,17 +34,10 @@ def test_a_labeler_that_judged_and_labeled_nothing_is_not_an_error(tmp_path):
     check_active_labeler(WarehouseResource(path=str(tmp_path / "empty.duckdb")), "anything")  # no prompts yet
 
 
-def test_a_run_with_an_unknown_active_labeler_fails_naming_it(tmp_path, source_dir, session_cache):
-    """Before the guard this run succeeded, with empty marts and every check green."""
-    sources = small_source_dir(tmp_path, source_dir, ("paperbench",))
-    completed = run_pipeline(
-        {
-            "WORKBANK_DATA_DIR": str(tmp_path / "data"),
-            "WORKBANK_SOURCE_DIR": str(sources),
-            "WORKBANK_CACHE_DIR": str(session_cache),
-            "DAGSTER_HOME": str(tmp_path / "dagster_home"),
-            "WORKBANK_ACTIVE_LABELER": "embedded:all-MiniLM-L6-v2:v9",
-        }
-    )
+def test_a_run_with_an_unknown_active_labeler_fails_naming_it(tmp_path, small_base_run, session_cache):
+    """Before the guard this run succeeded, with empty marts and every check green. (A copy of the
+    session's small run: the guard is the dbt step's first act, after sources and labels.)"""
+    _, env = copy_small_run(small_base_run, tmp_path, session_cache)
+    completed = run_pipeline({**env, "WORKBANK_ACTIVE_LABELER": "embedded:all-MiniLM-L6-v2:v9"})
     assert completed.returncode != 0
     assert "the active labeler 'embedded:all-MiniLM-L6-v2:v9' (WORKBANK_ACTIVE_LABELER) has no judgement records" in completed.stdout + completed.stderr

@@ -61,6 +61,12 @@ def prior_path(settings) -> Path:
     return settings.data_dir / "models" / PRIOR_FILE
 
 
+def prior_cache_path(settings, inputs_sha256: str) -> Path:
+    """Where the cache folder keeps the prior fitted on these inputs by this code (prior.py)."""
+    name = hashlib.sha256(f"{inputs_sha256}\x1f{code_sha256('workbank_dagster.labeling.prior')}".encode()).hexdigest()
+    return settings.cache_dir / "priors" / f"{name}.npz"
+
+
 def _optional(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
     with warehouse_db.connect() as con:
         return con.execute(sql).df() if warehouse.table_exists(con, "raw", table) else None
@@ -239,14 +245,24 @@ def occupation_prior(
     path = prior_path(settings)
     embeddings = labeling_runtime.embeddings(settings, context)
     digest = texts_sha256(texts, embeddings.embedder.store_key)
-    refitted = False
+    # The cache folder keeps every prior fitted, named by its training texts and the code that fits
+    # it: a new data folder (a test, a second checkout) takes it from there instead of reading
+    # ~99k vectors and fitting again; the same texts and code give the same weights.
+    cached = prior_cache_path(settings, digest)
+    refitted, from_cache = False, False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
-        index = labeling_runtime.task_index(warehouse_db, embeddings)
-        vectors = embeddings.texts(texts["text"].tolist())
-        fit_started = time.perf_counter()
-        OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest).save(path)
-        context.log.info(f"occupation prior fitted on {len(texts):,} O*NET texts in {time.perf_counter() - fit_started:.1f} s")
-        refitted = True
+        if cached.is_file() and OccupationPrior.load(cached).inputs_sha256 == digest:
+            OccupationPrior.load(cached).save(path)
+            from_cache = True
+        else:
+            index = labeling_runtime.task_index(warehouse_db, embeddings)
+            vectors = embeddings.texts(texts["text"].tolist())
+            fit_started = time.perf_counter()
+            prior = OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest)
+            prior.save(path)
+            prior.save(cached)
+            context.log.info(f"occupation prior fitted on {len(texts):,} O*NET texts in {time.perf_counter() - fit_started:.1f} s")
+            refitted = True
     return dg.MaterializeResult(
         metadata={
             "path": str(path),
@@ -254,6 +270,7 @@ def occupation_prior(
             "n_texts": len(texts),
             "texts_by_kind": dg.MetadataValue.json({k: int(v) for k, v in texts["kind"].value_counts().sort_index().items()}),
             "refitted": refitted,
+            "from_cache": dg.MetadataValue.path(str(cached)) if from_cache else False,
             "embedded_now": embeddings.store.misses,
             "model_loaded": embeddings.embedder.loaded,
             "seconds": round(time.perf_counter() - started, 2),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,7 +99,7 @@ class OccupationPrior:
         path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         np.savez_compressed(buffer, codes=np.array(self.codes), coef=self.coef, intercept=self.intercept, inputs_sha256=np.array(self.inputs_sha256))
-        partial = path.with_name(path.name + ".part")
+        partial = path.with_name(f"{path.name}.{os.getpid()}.part")  # two processes may write one cached prior
         partial.write_bytes(buffer.getvalue())
         partial.replace(path)
 
