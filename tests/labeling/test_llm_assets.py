@@ -178,6 +178,10 @@ def test_failure_budget_fails_loudly_and_keeps_what_was_done(llm_env):
         server.answer = lambda request: ("{not json", {"prompt_tokens": 10, "completion_tokens": 2})
         result = _run(llm_env, server, failure_budget=2, max_attempts=1, concurrency=1)
     assert not result.success
+    # A spent budget is not a passing fault: the step is not run again (each retry paid 3 more
+    # requests before allow_retries=False), and the server saw the budget's 2 failures and one more.
+    assert not [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_RESTARTED]
+    assert server.counts["chat"] == 3
     failure = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE][0]
     assert "failure budget" in failure.step_failure_data.user_failure_data.description
     with warehouse.connect(llm_env["db"]) as con:

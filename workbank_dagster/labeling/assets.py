@@ -468,7 +468,8 @@ def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int,
 
 # A burst of rate limits or server errors longer than the client's retries fails the step; it is run
 # again after 2, 4, 8 s (± jitter). A retry is free and safe: every judgement is cached as it
-# arrives, and a batch is found again by its tag before one is created.
+# arrives, and a batch is found again by its tag before one is created. What no retry mends (a spent
+# failure budget or spend cap, an unknown mode) fails with allow_retries=False: a retry would pay again.
 LLM_RETRY_POLICY = dg.RetryPolicy(max_retries=3, delay=2.0, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
 
 
@@ -503,17 +504,17 @@ def llm_judge_labels(
         except BatchStillRunning as running:
             raise dg.Failure(description=str(running), metadata={"batch_id": running.batch_id}, allow_retries=True) from None
         except BatchOverSpendCap as over:
-            raise dg.Failure(description=str(over)) from None
+            raise dg.Failure(description=str(over), allow_retries=False) from None
     elif config.mode == "sync":
         report = judge.judge(items)
     else:
-        raise dg.Failure(description=f"unknown mode {config.mode!r}: expected 'sync' or 'batch'")
+        raise dg.Failure(description=f"unknown mode {config.mode!r}: expected 'sync' or 'batch'", allow_retries=False)
     chosen, statuses = llm_outcomes(items, report.results)
     labels, judgements = label_rows(retrieved, chosen, judge.labeler, statuses)
     write_partitions(warehouse_db, "llm", judge.labeler, keys, labels, judgements)
     metadata = {"labeler": judge.labeler, "mode": config.mode, **report.metadata()}
     if report.stopped:
-        raise dg.Failure(description=f"LLM labeling stopped: {report.stopped}; what was judged is written and cached", metadata=metadata)
+        raise dg.Failure(description=f"LLM labeling stopped: {report.stopped}; what was judged is written and cached", metadata=metadata, allow_retries=False)
     yield from _results("llm", labels, judgements, metadata)
 
 
