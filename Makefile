@@ -8,6 +8,10 @@ export DAGSTER_HOME ?= $(CURDIR)/data/dagster_home
 export DBT_SEND_ANONYMOUS_USAGE_STATS := false
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# pip installs without compiling bytecode (--no-compile: about 50 s of the 90 s install, most of it
+# for modules never imported, torch's among them); Python then compiles what is imported, once, and
+# must be allowed to keep it, whatever the calling shell says.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: env run test lint ui docs bench clean browser-deps
 
@@ -15,7 +19,7 @@ $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c requirements.lock -e '.[test]'
+	$(PY) -m pip install --quiet --no-compile -c requirements.lock -e '.[test]'
 	$(PY) -m workbank_dagster.labeling.onnx_model
 	touch $(STAMP)
 

@@ -51,7 +51,7 @@ llm_labeling_job = dg.define_asset_job(
 )
 
 
-def benchmark_fingerprints(settings: Settings) -> tuple[dict[str, str], list[str]]:
+def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]]:
     """Hash per slug (prompts file + results file if any), and the names that are not safe slugs."""
     prints: dict[str, str] = {}
     refused: list[str] = []
@@ -73,7 +73,7 @@ def benchmark_fingerprints(settings: Settings) -> tuple[dict[str, str], list[str
 )
 def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_settings: PipelineSettings) -> dg.SensorResult:
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    current, refused = benchmark_fingerprints(pipeline_settings.resolve())
+    current, refused = benchmark_file_hashes(pipeline_settings.resolve())
     existing = context.instance.get_dynamic_partitions(benchmarks_partitions.name)
     if context.cursor:
         changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)

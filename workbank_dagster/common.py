@@ -33,8 +33,8 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def prompt_hash(text: str) -> str:
-    """SHA-256 of a prompt's UTF-8 text: the key of its embeddings and judgements."""
+def text_sha256(text: str) -> str:
+    """SHA-256 of a text's UTF-8 bytes: a prompt's `prompt_hash`, the key of its embeddings and judgements."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

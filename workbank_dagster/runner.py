@@ -58,10 +58,10 @@ def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[
 
 def sync_partitions(instance) -> tuple[list[str], list[str]]:
     """Add a partition per benchmark file and drop partitions whose file is gone."""
-    from .automation import benchmark_fingerprints
+    from .automation import benchmark_file_hashes
     from .partitions import benchmarks_partitions
 
-    current, refused = benchmark_fingerprints(settings_at_load().resolve())
+    current, refused = benchmark_file_hashes(settings_at_load().resolve())
     for name in refused:
         print(f"warning: ignored {name}: not a safe benchmark slug", file=sys.stderr)
     return sync_dynamic_partitions(instance, benchmarks_partitions.name, current)

@@ -49,7 +49,7 @@ def test_any_change_means_parse_again(tmp_path, source_dir, monkeypatch):
     assert load_memo.reuse(con, "raw", source.table, digest) is None  # table changed under the record
     warehouse.replace_table(con, "raw", source.table, frame)
     load_memo.record(con, "raw", source.table, digest, frame)
-    monkeypatch.setattr(load_memo, "parser_fingerprint", lambda: "another parser")
+    monkeypatch.setattr(load_memo, "parser_code_sha256", lambda: "another parser")
     assert load_memo.reuse(con, "raw", source.table, digest) is None  # the parser code changed
     monkeypatch.undo()
     con.execute("DROP TABLE raw.onet_occupations")

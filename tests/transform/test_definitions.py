@@ -175,7 +175,7 @@ def test_dbt_project_vars_are_the_settings_defaults():
 def test_every_model_and_macro_is_described_owned_and_every_mart_contracted():
     manifest = _manifest()
     models = [n for n in manifest["nodes"].values() if n["resource_type"] == "model"]
-    assert len(models) >= 45
+    assert len(models) >= 43  # 43 since the six staging models nothing read went
     assert [n["name"] for n in models if not n.get("description")] == []
     assert {(n["config"].get("meta") or {}).get("owner") for n in models} == {"team:analytics-engineering"}
     marts = [n for n in models if n["config"].get("schema") == "marts"]

@@ -6,18 +6,14 @@ and never loads the model. Writes are committed per batch, so an interrupted run
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from ..common import text_sha256
 from .embedder import DIMENSION
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class EmbeddingStore:
@@ -71,7 +67,7 @@ class EmbeddingStore:
         """Vectors for `texts` in order: cached ones read back, the rest encoded and stored batch by batch.
 
         `progress(what, total)` makes a progress.Progress for the texts that must be encoded."""
-        keys = [text_key(t) for t in texts]
+        keys = [text_sha256(t) for t in texts]
         cached = self.get(model, keys)
         missing = list(dict.fromkeys(k for k in keys if k not in cached))
         self.hits += len(keys) - sum(1 for k in keys if k not in cached)

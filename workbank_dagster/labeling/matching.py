@@ -20,7 +20,7 @@ import dagster as dg
 import pandas as pd
 from pydantic import PrivateAttr
 
-from ..common import prompt_hash
+from ..common import text_sha256
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import Settings
@@ -147,7 +147,7 @@ def match_texts(
     embeddings = runtime.embeddings(settings)
     index = runtime.task_index(warehouse_db, embeddings)
     prompts = pd.DataFrame(
-        {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [prompt_hash(t) for t in texts]}
+        {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [text_sha256(t) for t in texts]}
     )
     retrieved, chosen = match_embedded(embed_prompts(prompts, embeddings), index, settings)
     out: list[list[tuple[int, float]]] = [[] for _ in texts]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..common import SLUG_PATTERN, prompt_hash
+from ..common import SLUG_PATTERN, text_sha256
 from .validate import (
     SourceFormatError,
     check_unique,
@@ -68,7 +68,7 @@ def read_benchmark_prompts(path: Path) -> pd.DataFrame:
         prompt = record["prompt"]
         if not isinstance(prompt, str) or not prompt.strip():
             raise SourceFormatError(path, "empty or non-text prompt", line=number, column="prompt", expected="non-empty text", found=prompt)
-        rows.append((slug, str(prompt_id), prompt, prompt_hash(prompt), number))
+        rows.append((slug, str(prompt_id), prompt, text_sha256(prompt), number))
     if not rows:
         raise SourceFormatError(path, "no prompts", expected="at least one JSON line")
     frame = pd.DataFrame(rows, columns=["benchmark", "prompt_id", "prompt", "prompt_hash", "source_line"])

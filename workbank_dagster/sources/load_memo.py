@@ -33,7 +33,7 @@ LOADERS = ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmar
 
 
 @functools.lru_cache(maxsize=1)
-def parser_fingerprint() -> str:
+def parser_code_sha256() -> str:
     """SHA-256 over the code that turns a file into rows (fingerprint.code_sha256 of the loaders)."""
     return code_sha256(*LOADERS)
 
@@ -68,7 +68,7 @@ def reuse(
         record = con.execute(
             f"SELECT row_count, dtypes, attrs FROM {_memo(schema)} WHERE table_name = ? AND partition_key = ? "
             "AND source_sha256 = ? AND parser_sha256 = ?",
-            [table, partition or "", source_sha256, parser_fingerprint()],
+            [table, partition or "", source_sha256, parser_code_sha256()],
         ).fetchone()
         if record is None:
             return None
@@ -97,7 +97,7 @@ def record(
     attrs = {k: v for k, v in frame.attrs.items() if isinstance(v, (int, float, str, bool))}
     con.execute(
         f"INSERT OR REPLACE INTO {_memo(schema)} VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [table, partition or "", source_sha256, parser_fingerprint(), len(frame),
+        [table, partition or "", source_sha256, parser_code_sha256(), len(frame),
          json.dumps({str(c): str(t) for c, t in frame.dtypes.items()}), json.dumps(attrs, sort_keys=True)],
     )
 
