@@ -63,3 +63,9 @@ def test_a_padded_batch_is_refused(backends):
     encoder = backends["onnx"]._load()
     with pytest.raises(ValueError, match="one token count"):
         encoder.encode(["short", "a much longer text than the first one"])
+
+
+def test_onnx_threads_do_not_spin_while_they_wait(backends):
+    """Spinning threads burned a core beside another busy process (onnx_model.OnnxEncoder)."""
+    options = backends["onnx"]._load().session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

@@ -128,6 +128,11 @@ class OnnxEncoder:
         self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        # onnxruntime's intra-op threads spin while they wait for work. Beside another busy process
+        # (a second step, a test worker) that burns a core for nothing: 400 benchmark prompts took
+        # 17 s and 23 CPU-s spinning, 10-13 s and 16-17 CPU-s not; alone, 8.2 s either way. The
+        # same threads do the same sums: the vectors are bit-identical.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def _tokens(self, texts: list[str], tensors: str | None = None):
