@@ -29,10 +29,11 @@ run: $(STAMP)
 	$(PY) -m workbank_dagster.cli run
 
 # Two pytest-xdist workers (PYTEST_WORKERS=0 runs in this process), each taking whole files, so the
-# e2e tests (one file) share one worker and one full run; the 25 slowest tests close the output.
+# e2e tests (one file) share one worker and one full run; files are taken in the order conftest.py
+# sets (slowest first), not by test count; the 25 slowest tests close the output.
 PYTEST_WORKERS ?= 2
 test: $(STAMP) browser-deps lint
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25 $(PYTEST_ARGS)
 
 # ruff on the Python, sqlfluff on the dbt models and tests (both pinned in pyproject's test extra).
 # The macros are Jinja that writes SQL, not SQL: sqlfluff reads them to render the models.

@@ -26,6 +26,22 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 
 E2E_FILE = "e2e/test_e2e.py"
+# The order the two workers take files in (`--dist loadfile --no-loadscope-reorder`): the full-data
+# run first, then a file that needs no embedding (it keeps the second worker busy while the first
+# builds the O*NET base), then the files that run whole pipelines, the slowest first (from
+# `--durations`), then the rest as collected. pytest-xdist's default order is by test count, which
+# left the few-test scenario files to the end, where one worker ran them while the other idled.
+SLOW_FIRST = (
+    E2E_FILE,
+    "sources/test_sources.py",
+    "scenarios/test_removal.py",
+    "scenarios/test_concurrency.py",
+    "pipeline/test_pool_slots.py",
+    "scenarios/test_idempotency.py",
+    "analysis/test_analysis_units.py",
+    "pipeline/test_assets.py",
+    "transform/test_guards.py",
+)
 
 
 def pytest_sessionstart(session) -> None:
@@ -46,6 +62,13 @@ def pytest_collection_modifyitems(items) -> None:
                 elsewhere.append(item.nodeid)
     if elsewhere:
         raise pytest.UsageError(f"tests that read the full-data run belong in tests/{E2E_FILE} (one worker runs them): {elsewhere}")
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+
+    def file_rank(item) -> int:
+        relative = item.path.as_posix().split("/tests/", 1)[-1]
+        return rank.get(relative, len(SLOW_FIRST))
+
+    items.sort(key=file_rank)  # stable: within a rank, files and tests keep their collected order
 
 
 @pytest.fixture(scope="session")
