@@ -27,18 +27,18 @@ ARTIFACTS = REPO_ROOT / "test-artifacts"
 
 E2E_FILE = "e2e/test_e2e.py"
 # The order the two workers take files in (`--dist loadfile --no-loadscope-reorder`): the full-data
-# run first, then a file that needs no embedding (it keeps the second worker busy while the first
+# run first, then files that need no embedding (they keep the second worker busy while the first
 # builds the O*NET base), then the files that run whole pipelines, the slowest first (from
 # `--durations`), then the rest as collected. pytest-xdist's default order is by test count, which
 # left the few-test scenario files to the end, where one worker ran them while the other idled.
 SLOW_FIRST = (
     E2E_FILE,
     "sources/test_sources.py",
+    "analysis/test_analysis_units.py",
     "scenarios/test_removal.py",
     "scenarios/test_concurrency.py",
     "pipeline/test_pool_slots.py",
     "scenarios/test_idempotency.py",
-    "analysis/test_analysis_units.py",
     "pipeline/test_assets.py",
     "transform/test_guards.py",
 )

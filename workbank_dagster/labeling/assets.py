@@ -251,8 +251,9 @@ def occupation_prior(
     cached = prior_cache_path(settings, digest)
     refitted, from_cache = False, False
     if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
-        if cached.is_file() and OccupationPrior.load(cached).inputs_sha256 == digest:
-            OccupationPrior.load(cached).save(path)
+        kept = OccupationPrior.load(cached) if cached.is_file() else None
+        if kept is not None and kept.inputs_sha256 == digest:
+            kept.save(path)
             from_cache = True
         else:
             index = labeling_runtime.task_index(warehouse_db, embeddings)
