@@ -79,16 +79,16 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
     )
 
 
-def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> tuple[dict, dict, Path | None]:
-    """`dbt docs generate --static` into `target`: its manifest, catalog, and the one-file docs site."""
+def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> Path:
+    """`dbt docs generate --static` into `target` (manifest.json, catalog.json): its one-file docs site."""
     point_dbt_at(warehouse_path)
     args = ["docs", "generate", "--static", *dbt_vars_args(settings)]
     invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
     invocation.wait()
-    manifest = json.loads((target / "manifest.json").read_text())
-    catalog = json.loads((target / "catalog.json").read_text())
     static = target / "static_index.html"
-    return manifest, catalog, static if static.exists() else None
+    if not static.exists():
+        raise RuntimeError(f"`dbt docs generate --static` wrote no static_index.html in {target}")
+    return static
 
 
 @dg.asset(
@@ -115,9 +115,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     stamp = docs / "docs.sha256"
     rebuilt = not unchanged(stamp, key, docs / "manifest.json", docs / "catalog.json", outputs[2])
     if rebuilt:
-        _, _, static = _dbt_docs(dbt, settings, Path(warehouse_db.path), docs)
-        if static is None:
-            raise RuntimeError(f"`dbt docs generate --static` wrote no static_index.html in {docs}")
+        static = _dbt_docs(dbt, settings, Path(warehouse_db.path), docs)
         write_text_atomic(outputs[2], static.read_text(encoding="utf-8"))
         write_text_atomic(stamp, key + "\n")
     manifest, catalog = (json.loads((docs / name).read_text()) for name in ("manifest.json", "catalog.json"))
