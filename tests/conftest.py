@@ -49,15 +49,26 @@ def pytest_sessionstart(session) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
 
 
+# The fixtures that run the whole pipeline (`make run`'s command, in a subprocess): a test that
+# uses one is end to end.
+WHOLE_PIPELINE_FIXTURES = ("pipeline_run", "small_base_run")
+
+
 def pytest_collection_modifyitems(items) -> None:
-    """Every test that reads the full-data run is `e2e`, whether or not it says so: then
-    `-m "not e2e"` never starts that run (nor embeds the full data for it). They live in one file:
-    the suite's workers take whole files (`--dist loadfile`), so one worker makes the run, once
-    (pytest-xdist's `loadgroup` does not group under pytest 9: its marks are not applied)."""
+    """Every test that runs the whole pipeline is `e2e`, whether or not it says so: the full-data
+    run (`pipeline_run`) and the scenarios that start from the small run (`small_base_run`: removal,
+    concurrency, idempotency, a killed slot holder, the labeler guard). Then `-m "not e2e"` starts no
+    `make run` at all, and embeds only the reduced sources' O*NET texts.
+
+    The tests that read the full-data run live in one file: the suite's workers take whole files
+    (`--dist loadfile`), so one worker makes the run, once (pytest-xdist's `loadgroup` does not group
+    under pytest 9: its marks are not applied)."""
     elsewhere = []
     for item in items:
-        if "pipeline_run" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if any(name in fixtures for name in WHOLE_PIPELINE_FIXTURES):
             item.add_marker(pytest.mark.e2e)
+        if "pipeline_run" in fixtures:
             if not item.path.as_posix().endswith("tests/" + E2E_FILE):
                 elsewhere.append(item.nodeid)
     if elsewhere:
@@ -73,9 +84,28 @@ def pytest_collection_modifyitems(items) -> None:
 
 @pytest.fixture(scope="session")
 def source_dir() -> Path:
+    """The shared data folder, whole: the tests of the source files and the full-data run read it."""
     if SOURCE_DIR is None or not SOURCE_DIR.is_dir():
         pytest.fail("the shared data folder (../shared/data) is missing; set WORKBANK_SOURCE_DIR")
     return SOURCE_DIR
+
+
+@pytest.fixture(scope="session")
+def reduced_source_dir(tmp_path_factory, source_dir) -> Path:
+    """The shared data with O*NET cut to a few dozen real occupations (tests/support/reduced_sources.py),
+    built once per session: what every test that labels or runs the pipeline reads, but for the
+    full-data run, so that no other test embeds the ~59k O*NET texts of all 923 occupations."""
+    from filelock import FileLock
+    from reduced_sources import build_reduced_sources
+
+    root = session_root(tmp_path_factory)
+    target = root / "reduced_sources"
+    with FileLock(str(root / "reduced_sources.lock")):
+        if not (root / "reduced_sources.built").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            build_reduced_sources(source_dir, REPO_ROOT / "audits", target)
+            (root / "reduced_sources.built").touch()
+    return target
 
 
 def session_root(tmp_path_factory) -> Path:
@@ -102,17 +132,17 @@ def session_cache(tmp_path_factory, onet_base) -> Path:
 
 
 @pytest.fixture(scope="session")
-def onet_base(tmp_path_factory, source_dir) -> Path:
-    """A data folder with the O*NET raw tables, the task index and the occupation prior, built once
-    per session (by the first worker that asks, the others wait for it): what every labeling test
-    needs, and the O*NET texts (~59k) embedded into the session cache once."""
+def onet_base(tmp_path_factory, reduced_source_dir) -> Path:
+    """A data folder with the O*NET raw tables, the task index and the occupation prior of the
+    reduced sources, built once per session (by the first worker that asks, the others wait for it):
+    what every labeling test needs, and their O*NET texts embedded into the session cache once."""
     from filelock import FileLock
 
     root = session_root(tmp_path_factory)
     base = root / "onet_base"
     with FileLock(str(root / "onet_base.lock")):
         if not (base / "built").exists():
-            _build_onet_base(base, source_dir, _cache_dir(tmp_path_factory))
+            _build_onet_base(base, reduced_source_dir, _cache_dir(tmp_path_factory))
             (base / "built").touch()
     return base / "data"
 
@@ -139,11 +169,11 @@ def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
 
 
 @pytest.fixture()
-def workbank_env(tmp_path, monkeypatch, source_dir, session_cache) -> Path:
-    """A fresh data dir (DuckDB, outputs) per test, the real sources, the shared embedding cache."""
+def workbank_env(tmp_path, monkeypatch, reduced_source_dir, session_cache) -> Path:
+    """A fresh data dir (DuckDB, outputs) per test, the reduced real sources, the shared embedding cache."""
     data_dir = tmp_path / "data"
     monkeypatch.setenv("WORKBANK_DATA_DIR", str(data_dir))
-    monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(source_dir))
+    monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(reduced_source_dir))
     monkeypatch.setenv("WORKBANK_CACHE_DIR", str(session_cache))
     # Embeddings are shared by the session; paid judgements are not (each test starts with none).
     monkeypatch.setenv("WORKBANK_JUDGEMENT_CACHE", str(tmp_path / "judgements.sqlite"))
@@ -153,7 +183,8 @@ def workbank_env(tmp_path, monkeypatch, source_dir, session_cache) -> Path:
 
 
 def small_source_dir(tmp_path: Path, source_dir: Path, benchmarks: tuple[str, ...] = ("cybench", "finance-agent", "paperbench")) -> Path:
-    """A copy of the sources with only a few small benchmarks (links for the big reference files)."""
+    """A copy of the sources (usually the reduced ones) with only a few small benchmarks (links for
+    the reference files)."""
     target = tmp_path / "sources"
     for child in source_dir.iterdir():
         if child.name in ("benchmarks", "results"):
@@ -174,10 +205,10 @@ SMALL = ("cybench", "finance-agent", "paperbench")
 
 
 @pytest.fixture(scope="session")
-def small_base_run(tmp_path_factory, source_dir, session_cache) -> Path:
-    """`make run`'s command on the three small benchmarks (SMALL), once per session (the first
-    worker that asks makes it, the others wait): the scenario tests start from a copy of it
-    (`copy_small_run`, about a second) instead of running from an empty data folder (about 80 s)."""
+def small_base_run(tmp_path_factory, reduced_source_dir, session_cache) -> Path:
+    """`make run`'s command on the three small benchmarks (SMALL) over the reduced sources, once per
+    session (the first worker that asks makes it, the others wait): the scenario tests start from a
+    copy of it (`copy_small_run`, about a second) instead of running from an empty data folder."""
     from filelock import FileLock
 
     root = session_root(tmp_path_factory)
@@ -185,7 +216,7 @@ def small_base_run(tmp_path_factory, source_dir, session_cache) -> Path:
     with FileLock(str(root / "small_base.lock")):
         if not (base / "built").exists():
             shutil.rmtree(base, ignore_errors=True)
-            sources = small_source_dir(base, source_dir, SMALL)
+            sources = small_source_dir(base, reduced_source_dir, SMALL)
             completed = run_pipeline(run_env(base, sources, session_cache))
             (ARTIFACTS / "small_base_run.log").write_text(completed.stdout + "\n" + completed.stderr)
             assert completed.returncode == 0, completed.stderr[-5000:]

@@ -40,12 +40,12 @@ def _differences(alone: pd.DataFrame, beside: pd.DataFrame) -> dict:
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))
-def test_a_benchmark_labeled_alone_and_beside_two_others_gets_bit_identical_rows(tmp_path, source_dir, session_cache, kernel):
+def test_a_benchmark_labeled_alone_and_beside_two_others_gets_bit_identical_rows(tmp_path, reduced_source_dir, session_cache, kernel):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENBLAS_")}
     env.update(KERNELS[kernel])
     script = Path(__file__).parents[1] / "support" / "labels_beside_run.py"
     completed = subprocess.run(
-        [sys.executable, str(script), str(source_dir), str(session_cache), str(tmp_path), SUBJECT, *OTHERS],
+        [sys.executable, str(script), str(reduced_source_dir), str(session_cache), str(tmp_path), SUBJECT, *OTHERS],
         env=env, capture_output=True, text=True, timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]

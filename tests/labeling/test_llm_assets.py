@@ -30,8 +30,8 @@ PARTITION = "cybench"  # 39 prompts
 
 
 @pytest.fixture()
-def llm_env(workbank_env, tmp_path, source_dir, monkeypatch, onet_base):
-    sources = small_source_dir(tmp_path, source_dir, (PARTITION,))
+def llm_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch, onet_base):
+    sources = small_source_dir(tmp_path, reduced_source_dir, (PARTITION,))
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
     # The LLM judge's candidates are judge v4's: the O*NET tables, the task index and the prior

@@ -223,8 +223,8 @@ class Webserver:
 
 
 @pytest.fixture()
-def webserver(workbank_env, tmp_path, source_dir, monkeypatch):
-    sources = small_source_dir(tmp_path, source_dir)
+def webserver(workbank_env, tmp_path, reduced_source_dir, monkeypatch):
+    sources = small_source_dir(tmp_path, reduced_source_dir)
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
     home = Path(os.environ["DAGSTER_HOME"])  # tmp_path/dagster_home, created by workbank_env
     (home / "dagster.yaml").write_text(TEST_DAGSTER_YAML)
