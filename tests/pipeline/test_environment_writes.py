@@ -1,0 +1,64 @@
+"""The package reads the environment and never writes it, but in one place: a subprocess gets what it
+needs in `env`, a Dagster instance is opened from its folder, a model folder is loaded with
+`local_files_only`. The exception is transform.project.point_dbt_at (its docstring says why)."""
+
+from __future__ import annotations
+
+import ast
+
+from workbank_dagster.settings import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "workbank_dagster"
+ALLOWED = {("transform/project.py", "point_dbt_at")}
+WRITING_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name) and node.value.id == "os"
+
+
+def environment_writes(source: str) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every write of os.environ (or call of os.putenv/unsetenv) in `source`."""
+    tree = ast.parse(source)
+    found = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            function = node.name
+        writes = False
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            writes = any(isinstance(t, ast.Subscript) and _is_environ(t.value) for t in targets)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            func = node.func
+            writes = (_is_environ(func.value) and func.attr in WRITING_METHODS) or (
+                isinstance(func.value, ast.Name) and func.value.id == "os" and func.attr in ("putenv", "unsetenv")
+            )
+        if writes:
+            found.append((function, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_the_detector_finds_each_kind_of_write():
+    source = (
+        "import os\n"
+        "os.environ['A'] = '1'\n"
+        "def f():\n    os.environ.setdefault('B', '1')\n"
+        "def g():\n    del os.environ['C']\n    os.putenv('D', '1')\n"
+        "def h():\n    return os.environ.get('E'), {**os.environ}\n"
+    )
+    assert environment_writes(source) == [("<module>", 2), ("f", 4), ("g", 6), ("g", 7)]
+
+
+def test_nothing_in_the_package_writes_the_environment_but_point_dbt_at():
+    writes = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for function, line in environment_writes(path.read_text(encoding="utf-8")):
+            if (relative, function) not in ALLOWED:
+                writes.append(f"{relative}:{line} ({function})")
+    assert writes == []
