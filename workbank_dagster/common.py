@@ -17,11 +17,17 @@ import pandas as pd
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
+def asset_attributes(group: str, owner: str, *kinds: str) -> dict:
+    """What every asset declares, as keyword arguments of `dg.asset` or `dg.AssetSpec`: its group,
+    its owner (the teams the dbt models name in meta.owner) and its kinds (python and duckdb unless
+    given)."""
+    return {"group_name": group, "owners": [owner], "kinds": set(kinds or ("python", "duckdb"))}
+
+
 def warehouse_step(group: str, owner: str, *kinds: str) -> dict:
-    """What every asset that writes the warehouse declares, as keyword arguments of `dg.asset`: its
-    group, its owner (the teams the dbt models name in meta.owner), its kinds (python and duckdb
-    unless given) and pool `warehouse`, since DuckDB takes one writer at a time."""
-    return {"group_name": group, "owners": [owner], "kinds": set(kinds or ("python", "duckdb")), "pool": "warehouse"}
+    """`asset_attributes` and pool `warehouse`, for a step that touches the warehouse: DuckDB takes
+    one writer at a time."""
+    return {**asset_attributes(group, owner, *kinds), "pool": "warehouse"}
 
 
 def file_sha256(path: Path) -> str:

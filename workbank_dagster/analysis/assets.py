@@ -6,7 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
-from ..common import table_metadata
+from ..common import asset_attributes, table_metadata, warehouse_step
 from ..fingerprint import fingerprint, last_fingerprint
 from ..progress import reporter
 from ..resources import WarehouseResource
@@ -19,7 +19,6 @@ from .telework import telework_split
 from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
 
 SCHEMA = "analysis"
-COMMON = {"group_name": "analysis", "kinds": {"python", "duckdb"}, "owners": ["team:analysis"]}
 
 TASK_FRAME_SQL = """
 select d.task_id, d.onet_soc_code, d.family_code, d.task, d.task_type, d.importance, d.exposed,
@@ -40,7 +39,7 @@ TASK_DEPS = [key("marts", "dim_task"), key("marts", "fct_task_coverage"), key("m
 
 
 def _spec(name: str, deps) -> dg.AssetSpec:
-    return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=TABLES[name], **COMMON)
+    return dg.AssetSpec(key=[SCHEMA, name], deps=deps, description=TABLES[name], **asset_attributes("analysis", "team:analysis"))
 
 
 def analysis_step(name: str, tables: list[str], deps):
@@ -262,9 +261,8 @@ def workbank_tables(workers: pd.DataFrame, experts: pd.DataFrame, tasks: pd.Data
 @dg.asset(
     key=[SCHEMA, "uncovered_by_telework"],
     deps=[*TASK_DEPS, key("marts", "dim_telework_soc_2010"), key("marts", "dim_soc_2010_2018_crosswalk")],
-    pool="warehouse",
     description=TABLES["uncovered_by_telework"],
-    **COMMON,
+    **warehouse_step("analysis", "team:analysis"),
 )
 def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:

@@ -13,7 +13,7 @@ import pandas as pd
 from dagster_dbt import DbtCliResource
 
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
-from ..common import file_sha256
+from ..common import file_sha256, warehouse_step
 from ..fingerprint import fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -26,8 +26,6 @@ from .headline import headline_numbers, rejected_files
 from .page import TEMPLATE_DIR, render_report
 from .static_figures import write_static_figures
 from .tables import report_frames
-
-COMMON = {"group_name": "report", "owners": ["team:analysis"], "pool": "warehouse"}
 
 # Dependencies by asset key: the analysis tables as analysis/columns.py names them, the marts as the
 # dbt manifest does (a test checks both against the definitions).
@@ -47,7 +45,7 @@ def _asset_descriptions() -> dict[str, str]:
     return {f"analysis.{name}": description for name, description in ANALYSIS_TABLES.items()}
 
 
-@dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, kinds={"json"}, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **COMMON)
+@dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **warehouse_step("report", "team:analysis", "json"))
 def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
@@ -60,9 +58,8 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
 @dg.asset(
     key=EXPORTS,
     deps=[*MART_KEYS, *ANALYSIS_KEYS],
-    kinds={"parquet", "csv"},
     description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv.",
-    **COMMON,
+    **warehouse_step("report", "team:analysis", "parquet", "csv"),
 )
 def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     folder = pipeline_settings.resolve().output_dir / "tables"
@@ -94,9 +91,8 @@ def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path)
 @dg.asset(
     key=DICTIONARY,
     deps=[EXPORTS],
-    kinds={"dbt", "markdown"},
     description="data/outputs/tables/DATA_DICTIONARY.md (+ .csv, + dbt_docs.html): every exported table and column, from `dbt docs generate`.",
-    **COMMON,
+    **warehouse_step("report", "team:analysis", "dbt", "markdown"),
 )
 def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
@@ -156,9 +152,8 @@ DOWNLOADS = [
 @dg.asset(
     key=["report", "html_report"],
     deps=[HEADLINE, EXPORTS, DICTIONARY, *ANALYSIS_KEYS],
-    kinds={"html", "plotly"},
     description="data/outputs/report/index.html (self-contained, works from disk) and an SVG of each figure in report/figures/.",
-    **COMMON,
+    **warehouse_step("report", "team:analysis", "html", "plotly"),
 )
 def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
@@ -210,10 +205,9 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
 @dg.asset(
     key=["report", "benchmark_files_check"],
     deps=[dg.AssetKey(["report", "html_report"])],
-    kinds={"python"},
     description="Fails the run, at its very end, when a benchmark file was rejected, naming the file, line and column: every other "
     "benchmark has been refreshed through the marts and the report by then, and the report says which file failed and why.",
-    **COMMON,
+    **warehouse_step("report", "team:analysis", "python"),
 )
 def benchmark_files_check(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     with warehouse_db.connect() as con:
