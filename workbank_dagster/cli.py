@@ -74,15 +74,22 @@ def readme_command(*, check: bool) -> int:
     coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
     comparison_path = REPO_ROOT / "bench" / "warm_comparison.json"
     comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
-    path = REPO_ROOT / "README.md"
-    text = path.read_text(encoding="utf-8")
-    updated = readme.rewrite(text, readme.sections(run, bench, coverage, comparison))
+    rendered = readme.sections(run, bench, coverage, comparison)
+    texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
+    held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
+    missing = sorted(set(rendered) - set(held))
+    if missing:
+        print(f"no document holds the generated block(s) {', '.join(missing)}", file=sys.stderr)
+        return 1
     if check:
-        stale = [name for name, body in readme.blocks(updated).items() if readme.blocks(text).get(name) != body]
-        print("README.md matches the last run" if not stale else f"README.md is stale in: {', '.join(stale)}")
+        stale = sorted(name for name, body in rendered.items() if held[name] != body)
+        print("README.md and docs/ match the last run" if not stale else f"stale generated tables: {', '.join(stale)}")
         return 1 if stale else 0
-    path.write_text(updated, encoding="utf-8")
-    print(f"README.md: {len(readme.blocks(updated))} generated tables written")
+    for path, text in texts.items():
+        updated = readme.rewrite(text, rendered)
+        if updated != text:
+            path.write_text(updated, encoding="utf-8")
+    print(f"{len(held)} generated tables written in README.md and docs/")
     return 0
 
 

@@ -166,7 +166,7 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
 
 
 def test_readme_tables_are_this_run_s(pipeline_run):
-    """Every generated table of README.md equals what this run's outputs render (never skipped)."""
+    """Every generated table of README.md and docs/*.md equals what this run's outputs render (never skipped)."""
     import json
 
     from workbank_dagster.report import readme
@@ -176,12 +176,12 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
     coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
     comparison = json.loads((REPO_ROOT / "bench" / "warm_comparison.json").read_text())
-    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    texts = {path.relative_to(REPO_ROOT).as_posix(): path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
     rendered = readme.sections(run, bench, coverage, comparison)
-    held = readme.blocks(text)
-    assert set(held) == set(rendered), f"README blocks {sorted(held)} vs generated {sorted(rendered)}"
+    held = readme.held_blocks(texts)
+    assert set(held) == set(rendered), f"blocks held {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}
-    assert not stale, "README.md is stale (run `python -m workbank_dagster.cli readme`): " + ", ".join(stale)
+    assert not stale, "README.md or docs/ is stale (run `python -m workbank_dagster.cli readme`): " + ", ".join(stale)
 
 
 def test_every_dbt_check_passed(pipeline_run, monkeypatch):

@@ -1,4 +1,4 @@
-"""The import rules between the packages of workbank_dagster (README, Layout), enforced.
+"""The import rules between the packages of workbank_dagster (docs/layout.md), enforced.
 
 Each package of the project may import only what `ALLOWED` lists beside the shared foundation;
 the entry points (definitions, automation, runner, cli) may import anything and nothing imports

@@ -400,15 +400,15 @@ def _number(text: str) -> float:
 
 
 def measured_figures() -> dict:
-    """The dry run's figures as the README states them."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The dry run's figures as docs/labeling.md states them."""
+    readme = (ROOT / "docs" / "labeling.md").read_text(encoding="utf-8")
     readme = re.sub(r"\s+", " ", readme)
     match = re.search(
         r"([\d,]+) distinct requests\) estimates ([\d.]+) M prompt tokens.*?([\d.]+) M completion tokens: "
         r"\$([\d.]+) at the default gpt-4o-mini prices \(\$([\d.]+) / \$([\d.]+) per million\), \$([\d.]+) with the Batch",
         readme,
     )
-    assert match, "README no longer states the estimate-llm dry run as this test expects"
+    assert match, "docs/labeling.md no longer states the estimate-llm dry run as this test expects"
     requests, prompt_m, completion_m, sync, p_in, p_out, batch = match.groups()
     return {
         "requests": int(_number(requests)),

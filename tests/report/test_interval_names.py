@@ -57,5 +57,9 @@ def test_the_bootstrap_is_a_spread_because_its_measured_coverage_says_so():
     assert intervals.bootstrap_kind(0.91).kind == "spread" and intervals.bootstrap_kind(0.99).kind == "spread"
 
 
-def test_the_readme_calls_no_interval_a_ci_that_is_not_one():
-    assert unqualified_claims((REPO_ROOT / "README.md").read_text(encoding="utf-8")) == []
+def test_the_readme_and_docs_call_no_interval_a_ci_that_is_not_one():
+    from workbank_dagster.report.readme import documents
+
+    pages = documents(REPO_ROOT)
+    assert REPO_ROOT / "docs" / "analysis.md" in pages  # where the interval is explained
+    assert {page.name: unqualified_claims(page.read_text(encoding="utf-8")) for page in pages} == {page.name: [] for page in pages}

@@ -24,6 +24,32 @@ def test_blocks_are_found_and_rewritten_in_place():
     assert readme.rewrite(out, {"headline": "| new | 2 |\n"}) == out
 
 
+def test_a_block_name_lives_in_one_document():
+    import pytest
+
+    assert readme.held_blocks({"README.md": TEXT, "docs/x.md": "<!-- generated:other -->\nx\n<!-- /generated:other -->\n"}) == {
+        "headline": "| old | 1 |\n", "speed": "old speed\n", "other": "x\n",
+    }
+    with pytest.raises(ValueError, match="'speed' is in both README.md and docs/x.md"):
+        readme.held_blocks({"README.md": TEXT, "docs/x.md": "<!-- generated:speed -->\ny\n<!-- /generated:speed -->\n"})
+
+
+def test_the_readme_is_the_user_s_page_and_its_links_resolve():
+    """At most 300 lines (developer material is in docs/), and every relative link, from the README
+    and from docs/, points at a file that exists."""
+    import re
+
+    from workbank_dagster.settings import REPO_ROOT
+
+    assert len((REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
+    broken = []
+    for page in readme.documents(REPO_ROOT):
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not (page.parent / target).exists():
+                broken.append(f"{page.name}: {target}")
+    assert broken == []
+
+
 def _bench(**changes) -> dict:
     bench = {
         "warm_run_s": 50.6, "add_benchmark_s": 49.6, "cold_run_s": 724.2, "embed_floor_s": 659.8, "embed_floor_texts": 30768,

@@ -84,7 +84,7 @@ class EmbeddedJudgeV4:
     others are labeled as usual. Score = cosine similarity of prompt and task.
     """
 
-    # Tuned on the `tune` half of labels_dev only (reference/labels_dev_split.csv; README, Labeling).
+    # Tuned on the `tune` half of labels_dev only (reference/labels_dev_split.csv; README, Validation).
     narrowing: Narrowing = Narrowing(temperature=2.0, family=2.0, prior=0.2, context=1.0)
     evidence: EvidenceWeights = EvidenceWeights(title_weight=4.0, decide_at=0.7, technology_weight=1.0)
     second_occupation: float = 0.02

@@ -99,7 +99,7 @@ def embedded_judge_v3(settings) -> EmbeddedJudgeV3:
 
 
 def embedded_judge_v4() -> EmbeddedJudgeV4:
-    """Judge v4 with the parameters tuned on the `tune` half of labels_dev (README, Labeling)."""
+    """Judge v4 with the parameters tuned on the `tune` half of labels_dev (README, Validation; docs/labeling.md)."""
     return EmbeddedJudgeV4()
 
 

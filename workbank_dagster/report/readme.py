@@ -1,9 +1,10 @@
-"""The README's result tables, written from a run's outputs, never typed.
+"""The result tables of the README and of the pages in docs/, written from a run's outputs, never typed.
 
-Each table sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in README.md.
+Each table sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in one of the
+DOCUMENTS (README.md, docs/*.md); a name is used once across them.
 `python -m workbank_dagster.cli readme` rewrites them from the last run (headline.json, the
 warehouse's validation and sensitivity tables, bench/results.json); the end-to-end test renders
-them from its own run and fails when the README says anything else.
+them from its own run and fails when a document says anything else.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ ARTICLE = {
     "exposure_ratio": "≈ 6",
     "importance_ratio": "6–10",
 }
-# The judge issue's bars on held-out labels_dev prompts (README, Labeling).
+# The judge issue's bars on held-out labels_dev prompts (README, Validation).
 BARS = {
     ("gdpval", "family", "top1"): ("GDPval family top-1", "≥ 0.80", lambda v: v >= 0.80),
     ("gdpval", "occupation", "top1"): ("GDPval occupation top-1", "≥ 0.55", lambda v: v >= 0.55),
@@ -462,6 +463,24 @@ def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None, 
     if comparison is not None:
         rendered["warm_comparison"] = warm_comparison_text(comparison)
     return rendered
+
+
+def documents(root: Path) -> list[Path]:
+    """The pages that may hold generated blocks: the README, then docs/*.md."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+
+
+def held_blocks(texts: dict[str, str]) -> dict[str, str]:
+    """Every generated block of the documents `texts` (name -> text), by block name; a name held
+    by two documents is an error (one rendering, one place)."""
+    held: dict[str, str] = {}
+    where: dict[str, str] = {}
+    for document, text in texts.items():
+        for name, body in blocks(text).items():
+            if name in held:
+                raise ValueError(f"generated block {name!r} is in both {where[name]} and {document}")
+            held[name], where[name] = body, document
+    return held
 
 
 def blocks(readme: str) -> dict[str, str]:
