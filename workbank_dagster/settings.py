@@ -18,7 +18,7 @@ import functools
 import os
 import typing
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, make_dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -150,7 +150,7 @@ class PipelineSettings(dg.ConfigurableResource):
         or empty variables keep the default. A bad value is a ValueError naming its variable."""
         return from_environment(cls, os.environ if environ is None else environ, environment_variable)
 
-    def resolve(self) -> Settings:
+    def resolve(self) -> Settings:  # noqa: F821 (Settings is made from this class, below)
         """The same values, with every path absolute and the derived defaults filled in."""
         data_dir = _path(self.data_dir, REPO_ROOT / "data")
         cache_dir = _path(self.cache_dir, data_dir / "cache")
@@ -242,36 +242,8 @@ def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> d
         raise ValueError(f"setting {variable}={raw!r}: {error['msg'].removeprefix('Value error, ')}") from None
 
 
-@dataclass(frozen=True)
-class Settings:
-    """PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take. Its
-    fields are the resource's; the defaults and their descriptions live there, not here."""
-
-    source_dir: Path | None  # None: fetch the sources into download_dir
-    data_dir: Path
-    duckdb_path: Path
-    cache_dir: Path
-    judgement_cache_path: Path
-    output_dir: Path
-    download_dir: Path
-    audits_dir: Path
-    coverage_threshold: int
-    sensitivity_thresholds: tuple[int, ...]
-    active_labeler: str
-    exposure_rater: str
-    exposure_definition: str
-    employment_split: str
-    hours_per_year: int
-    hours_per_day: float
-    cluster_level: str
-    min_prompts_per_task: int
-    embedding_model: str
-    embed_batch_size: int
-    judge_occupations: int
-    min_label_similarity: float
-    n_candidate_occupations: int
-    candidates_per_occupation: int
-    candidates_nearest: int
+class ResolvedViews:
+    """What `Settings` derives from its values (a base class, so that `Settings` itself lists no field)."""
 
     @property
     def benchmarks_dir(self) -> Path:
@@ -307,3 +279,20 @@ class Settings:
             out[key] = str(value) if isinstance(value, Path) else value
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out
+
+
+# The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
+RESOLVED_TYPES = {
+    "source_dir": Path | None,  # None: fetch the sources into download_dir
+    **dict.fromkeys(("data_dir", "duckdb_path", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir"), Path),
+    "sensitivity_thresholds": tuple[int, ...],
+}
+# PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take, a frozen
+# dataclass with the resource's fields, in its order; the defaults and their descriptions live there.
+Settings = make_dataclass(
+    "Settings",
+    [(name, RESOLVED_TYPES.get(name, field.annotation)) for name, field in PipelineSettings.model_fields.items()],
+    bases=(ResolvedViews,),
+    namespace={"__module__": __name__, "__doc__": "PipelineSettings resolved (`PipelineSettings.resolve()`): its fields, every path absolute."},
+    frozen=True,
+)
