@@ -1,12 +1,11 @@
 """One way to know what is stale: the fingerprint of a cached step.
 
-Six steps skip their work when nothing they depend on changed, and record what they saw in five
+Seven steps skip their work when nothing they depend on changed, and record what they saw in six
 places: a source load (`raw._source_loads`), a benchmark's embedded labels
-(`labeling.embedded_label_inputs`), dbt's docs behind the data dictionary (`dbt_docs/docs.sha256`), the report
-(`report/.inputs.sha256`), and the analysis steps and the dbt models, whose fingerprints are
-recorded in their materialization metadata (`analysis/assets.py`, `transform/assets.py`). (The
-occupation prior still keys on its training texts and a hand-bumped `PRIOR_VERSION`, not on
-this module.) Each used to hash its own list of
+(`labeling.embedded_label_inputs`), the occupation prior (the key inside its `.npz`), dbt's docs
+behind the data dictionary (`dbt_docs/docs.sha256`), the report (`report/.inputs.sha256`), and the
+analysis steps and the dbt models, whose fingerprints are recorded in their materialization
+metadata (`analysis/assets.py`, `transform/assets.py`). Each used to hash its own list of
 files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
 description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4
-from workbank_dagster.labeling.prior import OccupationPrior, texts_sha256, training_texts
+from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training_texts
 from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
@@ -265,7 +265,21 @@ def test_prior_training_texts_are_capped_deterministic_and_hashed():
     texts = training_texts(tasks, occupations, dwas, titles, None)
     # 13-2011.00: its title and 100 more, capped at 60; 11-1011.00: its title. The DWA of a code without tasks leaves.
     assert texts["kind"].value_counts().to_dict() == {"title": 1 + 60, "task": 2, "dwa": 1}
-    assert texts_sha256(texts, "m") == texts_sha256(training_texts(tasks, occupations, dwas, titles.iloc[::-1], None), "m")
+    assert prior_key(texts, "m") == prior_key(training_texts(tasks, occupations, dwas, titles.iloc[::-1], None), "m")
+    assert prior_key(texts, "m") != prior_key(texts, "other embedding") and prior_key(texts, "m") != prior_key(texts.iloc[1:], "m")
+
+
+def test_the_prior_s_key_covers_its_code(monkeypatch):
+    """An edit of the code that fits the prior (or of what it imports) refits it: its key is a
+    fingerprint of that code, not a version string bumped by hand."""
+    from workbank_dagster import fingerprint
+
+    texts = pd.DataFrame({"onet_soc_code": ["13-2011.00"], "text": ["Audit books."]})
+    keys = set()
+    for code in ("the code as it is", "the code edited"):
+        monkeypatch.setattr(fingerprint, "code_sha256", lambda *modules, code=code: code if modules == ("workbank_dagster.labeling.prior",) else "")
+        keys.add(prior_key(texts, "m"))
+    assert len(keys) == 2
 
 
 # --- validation figures ------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from .matching import (
     retrieve_v4,
     task_index_key,
 )
-from .prior import OccupationPrior, texts_sha256, training_texts
+from .prior import OccupationPrior, prior_key, training_texts
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
 from .titles import TitleIndex, title_rows
@@ -234,7 +234,8 @@ def task_index(
     **warehouse_step("labeling", "team:labeling", "python", "scikit-learn"),
     description="Judge v4's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
-    "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the SHA-256 of the training texts.",
+    "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the fingerprint of its code, "
+    "the embedding and the training texts (labeling/prior.py, prior_key).",
 )
 def occupation_prior(
     context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
@@ -244,7 +245,7 @@ def occupation_prior(
     texts = prior_training_texts(warehouse_db)
     path = prior_path(settings)
     embeddings = labeling_runtime.embeddings(settings, context)
-    digest = texts_sha256(texts, embeddings.embedder.store_key)
+    digest = prior_key(texts, embeddings.embedder.store_key)
     # The cache folder keeps every prior fitted, named by its training texts and the code that fits
     # it: a new data folder (a test, a second checkout) takes it from there instead of reading
     # ~99k vectors and fitting again; the same texts and code give the same weights.

@@ -13,7 +13,6 @@ texts. Its weights are one 384-vector and a bias per occupation (about 1.4 MB as
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-PRIOR_VERSION = "lda-v1"
+from ..fingerprint import fingerprint
+
 # Texts per occupation and kind, at most, so that a title list of 300 does not drown the tasks.
 MAX_PER_KIND = 60
 
@@ -59,13 +59,11 @@ def training_texts(
     return texts.reset_index(drop=True)
 
 
-def texts_sha256(texts: pd.DataFrame, embedding: str) -> str:
-    """What the prior is fitted from: its version, the embedding store's name for the vectors
-    (model and batching: embedder.Embedder.store_key) and the training texts."""
-    digest = hashlib.sha256(f"{PRIOR_VERSION}\x1f{embedding}".encode())
-    for text, code in zip(texts["text"], texts["onet_soc_code"]):
-        digest.update(f"{code}\x1f{text}\x1e".encode())
-    return digest.hexdigest()
+def prior_key(texts: pd.DataFrame, embedding: str) -> str:
+    """What the prior is fitted from, as every cached step keys its work (fingerprint.py): the code
+    that fits it (this module and its imports), the embedding store's name for the vectors (model and
+    batching: embedder.Embedder.store_key) and the training texts, in their sorted order."""
+    return fingerprint(modules=[__name__], inputs=[embedding, texts[["onet_soc_code", "text"]]])
 
 
 @dataclass
