@@ -60,6 +60,15 @@ def log_to_stderr() -> None:
         logger.propagate = False
 
 
+def configurables() -> list:
+    """The configurable resources, as the settings table shows them: (resource key, class, the
+    environment variable of a field)."""
+    from .labeling.chat_model import ChatModelResource, chat_model_variable
+    from .settings import PipelineSettings, environment_variable
+
+    return [("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)]
+
+
 def readme_command(*, check: bool) -> int:
     import json
 
@@ -74,7 +83,7 @@ def readme_command(*, check: bool) -> int:
     coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
     comparison_path = REPO_ROOT / "bench" / "warm_comparison.json"
     comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
-    rendered = readme.sections(run, bench, coverage, comparison)
+    rendered = readme.sections(run, bench, coverage, comparison, configurables=configurables())
     texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
     held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
     missing = sorted(set(rendered) - set(held))

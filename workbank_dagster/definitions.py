@@ -14,10 +14,11 @@ from .automation import (
     weekly_refresh,
 )
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
+from .labeling.chat_model import ChatModelResource
 from .labeling.matching import LabelingRuntime
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
-from .resources import ChatModelResource, WarehouseResource
+from .resources import WarehouseResource
 from .settings import settings_at_load
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results

@@ -227,10 +227,11 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     Needs a warehouse from `make run` (prompts and task statements) but no API key.
     """
     from .labeling.assets import llm_candidates, llm_items, partition_prompts
+    from .labeling.chat_model import ChatModelResource
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
     from .labeling.matching import LabelingRuntime
-    from .resources import ChatModelResource, WarehouseResource
+    from .resources import WarehouseResource
 
     settings = settings_at_load().resolve()
     warehouse_db = WarehouseResource(path=str(settings.duckdb_path))

@@ -169,6 +169,7 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     """Every generated table of README.md and docs/*.md equals what this run's outputs render (never skipped)."""
     import json
 
+    from workbank_dagster.cli import configurables
     from workbank_dagster.report import readme
     from workbank_dagster.settings import REPO_ROOT
 
@@ -177,7 +178,7 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
     comparison = json.loads((REPO_ROOT / "bench" / "warm_comparison.json").read_text())
     texts = {path.relative_to(REPO_ROOT).as_posix(): path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
-    rendered = readme.sections(run, bench, coverage, comparison)
+    rendered = readme.sections(run, bench, coverage, comparison, configurables=configurables())
     held = readme.held_blocks(texts)
     assert set(held) == set(rendered), f"blocks held {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}

@@ -366,9 +366,10 @@ def test_progress_logs_done_total_and_time_left_without_flooding():
 
 
 def test_llm_template_t2_states_the_sparse_rule_and_does_not_reuse_t1(tmp_path):
+    from workbank_dagster.labeling.chat_model import LLMSettings
     from workbank_dagster.labeling.judgement_cache import Judgement as Paid
     from workbank_dagster.labeling.judgement_cache import JudgementCache
-    from workbank_dagster.labeling.llm import SYSTEM_PROMPT, Item, LLMJudge, LLMSettings
+    from workbank_dagster.labeling.llm import SYSTEM_PROMPT, Item, LLMJudge
 
     settings = LLMSettings(model="m")
     assert settings.labeler == "llm:m:t2" and settings.max_labels == 3

@@ -20,8 +20,9 @@ from fake_openai import FakeOpenAI
 
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.assets import llm_judge_labels
+from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.resources import ChatModelResource, WarehouseResource
+from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts
 

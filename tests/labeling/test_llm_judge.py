@@ -8,8 +8,9 @@ import openai
 import pytest
 from fake_openai import FakeOpenAI
 
+from workbank_dagster.labeling.chat_model import LLMSettings
 from workbank_dagster.labeling.judgement_cache import Judgement, JudgementCache
-from workbank_dagster.labeling.llm import Failure, Item, LLMJudge, LLMSettings, MalformedAnswer, parse_answer
+from workbank_dagster.labeling.llm import Failure, Item, LLMJudge, MalformedAnswer, parse_answer
 
 KEY = "sk-test-SECRET-never-logged"
 

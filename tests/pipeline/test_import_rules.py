@@ -26,10 +26,8 @@ ALLOWED: dict[str, set[str]] = {
     "audits": {"labeling.matching", "analysis.zones", "sources.validate", "sources.benchmarks"},
     # The report reads analysis.* and marts.* tables; of the packages' code it uses only their
     # public catalogues and constants, never their assets.
-    "report": {"analysis.columns", "transform.project", "sources.registry", "labeling.text", "labeling.validation"},
+    "report": {"analysis.columns", "transform.project", "sources.registry", "labeling.text"},
 }
-# Known exception, kept visible: the chat-model resource takes its client and defaults from the LLM judge.
-FOUNDATION_EXCEPTIONS = {"resources": {"labeling.llm"}}
 
 
 def project_module_names() -> list[str]:
@@ -57,7 +55,7 @@ def violations(imports: dict[str, set[str]]) -> list[str]:
             elif top in ENTRY_POINTS:
                 continue
             elif top in FOUNDATION:
-                if head not in FOUNDATION and target not in FOUNDATION_EXCEPTIONS.get(top, set()):
+                if head not in FOUNDATION:
                     found.append(f"{module} (foundation) imports the package module {target}")
             elif head in FOUNDATION:
                 continue
@@ -90,6 +88,7 @@ def test_the_rules_catch_a_forbidden_import():
     assert violations({"audits.assets": {"labeling.retrieval"}}) == ["audits.assets imports labeling.retrieval, which audits may not import"]
     assert violations({"labeling.assets": {"automation"}}) == ["labeling.assets imports the entry point automation"]
     assert violations({"common": {"sources.registry"}}) == ["common (foundation) imports the package module sources.registry"]
+    assert violations({"resources": {"labeling.llm"}}) == ["resources (foundation) imports the package module labeling.llm"]
     assert violations({"definitions": {"analysis.assets", "report.assets"}, "audits.assets": {"labeling.matching", "common"}}) == []
 
 

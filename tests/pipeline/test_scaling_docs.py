@@ -172,7 +172,7 @@ def test_settings_configmap(tmp_path):
     assert model.kind == "ConfigMap" and model.metadata.name == "workbank-settings"
     data = configmap["data"]
     assert all(isinstance(v, str) for v in data.values()), "ConfigMap values must be strings"
-    from workbank_dagster.resources import ChatModelResource, chat_model_variable
+    from workbank_dagster.labeling.chat_model import ChatModelResource, chat_model_variable
     from workbank_dagster.settings import PipelineSettings, environment_variable
 
     sources = package_sources()
@@ -463,7 +463,8 @@ def cents(value: Decimal) -> Decimal:
 
 
 def check_cost_table(text: str) -> None:
-    from workbank_dagster.labeling.llm import EXPECTED_COMPLETION_TOKENS, LLMSettings
+    from workbank_dagster.labeling.chat_model import LLMSettings
+    from workbank_dagster.labeling.llm import EXPECTED_COMPLETION_TOKENS
 
     settings = LLMSettings()
     measured = measured_figures()

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from workbank_dagster import warehouse
-from workbank_dagster.resources import ChatModelResource
+from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 
 
@@ -208,16 +208,19 @@ def test_add_columns_refuses_what_is_not_a_trailing_addition(tmp_path):
 
 
 def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
-    """The chat model's defaults are LLMSettings' (labeling/llm.py), not copies of them; its
+    """The chat model's settings are declared once, by ChatModelResource (labeling/chat_model.py):
+    LLMSettings, what the judge takes, has exactly its fields but the key, with its defaults; its
     environment variables go through the same typed parsers as every other setting."""
-    from dataclasses import fields
+    from dataclasses import MISSING, fields
 
-    from workbank_dagster.labeling.llm import LLMSettings
+    from workbank_dagster.labeling.chat_model import LLMSettings
 
+    declared = {name: field.default for name, field in ChatModelResource.model_fields.items() if name != "api_key"}
+    assert len(declared) >= 14
+    assert {f.name: f.default for f in fields(LLMSettings)} == declared
+    assert all(f.default is not MISSING for f in fields(LLMSettings))
     defaults = LLMSettings()
-    shared = [f.name for f in fields(LLMSettings) if f.name in ChatModelResource.model_fields]
-    assert len(shared) >= 10
-    assert {name: ChatModelResource.model_fields[name].default for name in shared} == {name: getattr(defaults, name) for name in shared}
+    assert LLMSettings(model="m").max_labels == defaults.max_labels == ChatModelResource.model_fields["max_labels"].default
     for suffix in ("MODEL", "BASE_URL", "API_KEY_ENV", "CONCURRENCY", "SPEND_CAP_USD", "INPUT_USD_PER_MTOK", "OUTPUT_USD_PER_MTOK"):
         monkeypatch.delenv(f"WORKBANK_LLM_{suffix}", raising=False)
     assert ChatModelResource.from_env().llm_settings() == defaults

@@ -125,7 +125,7 @@ def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_pa
 
 
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
-    """2,080 h is a setting, the family bar a constant of validation.py, the window WORDS_PER_CHUNK:
+    """2,080 h is a setting, the family bar the page's FAMILY_ACCURACY_BAR, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
     from workbank_dagster.report import page
     from workbank_dagster.settings import PipelineSettings

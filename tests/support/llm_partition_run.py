@@ -6,8 +6,9 @@ import warnings
 import dagster as dg
 
 from workbank_dagster.labeling.assets import llm_judge_labels
+from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.resources import ChatModelResource, WarehouseResource
+from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.settings import PipelineSettings
 
 warnings.filterwarnings("ignore")

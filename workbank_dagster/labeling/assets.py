@@ -12,8 +12,9 @@ from .. import warehouse
 from ..common import table_metadata, warehouse_step
 from ..fingerprint import code_sha256
 from ..partitions import benchmarks_partitions
-from ..resources import ChatModelResource, WarehouseResource
+from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
+from .chat_model import ChatModelResource
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
 from .labels import (

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .chat_model import LLMSettings
 from .judgement_cache import Judgement, JudgementCache, candidate_hash
 
 # t2: the sparse labeling rule (judge issue). A new version means a new labeler string, so cached t1
@@ -80,35 +81,6 @@ class BatchStillRunning(Exception):
 
 class BatchOverSpendCap(Exception):
     pass
-
-
-@dataclass(frozen=True)
-class LLMSettings:
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None  # None: the OpenAI API
-    temperature: float = 0.0
-    timeout_s: float = 60.0  # every API call's time-out (the client's)
-    max_attempts: int = 5  # per API call (the client retries max_attempts - 1 times) and per prompt (asking again)
-    # Per Batch control call (upload, create, list, poll, download, delete): a longer burst of faults
-    # fails the step, and the step's RetryPolicy (labeling/assets.py) runs it again, free and safe.
-    batch_control_attempts: int = 5
-    backoff_s: float = 1.0  # before asking again after a malformed answer or one all outside the candidates
-    max_backoff_s: float = 60.0
-    concurrency: int = 4
-    failure_budget: int = 20  # failed prompts tolerated before the run stops
-    spend_cap_usd: float = 5.0
-    input_usd_per_mtok: float = 0.15
-    output_usd_per_mtok: float = 0.60
-    batch_discount: float = 0.5
-    max_labels: int = 3
-
-    @property
-    def labeler(self) -> str:
-        return f"llm:{self.model}:{TEMPLATE_VERSION}"
-
-    def cost(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
-        usd = (prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok) / 1e6
-        return usd * (self.batch_discount if batch else 1.0)
 
 
 @dataclass(frozen=True)
@@ -287,7 +259,7 @@ class LLMJudge:
 
     @property
     def labeler(self) -> str:
-        return self.settings.labeler
+        return f"llm:{self.settings.model}:{TEMPLATE_VERSION}"
 
     @property
     def client(self):

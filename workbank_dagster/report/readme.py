@@ -406,10 +406,10 @@ def interval_text(coverage: dict) -> str:
     )
 
 
-def settings_table() -> str:
-    """Every field of the two configurable resources: its environment variable, default and meaning."""
-    from ..resources import DEFAULT_API_KEY_VARIABLE, ChatModelResource, chat_model_variable
-    from ..settings import PipelineSettings, environment_variable
+def settings_table(configurables: list[tuple[str, type, Callable[[str], str]]]) -> str:
+    """Every field of the configurable resources, given as (resource key, class, the environment
+    variable of a field): its variable, default and meaning. A class's `VARIABLE_NOTES` say how a
+    field not read by its own variable is set."""
 
     def shown(value) -> str:
         if isinstance(value, list):
@@ -417,13 +417,13 @@ def settings_table() -> str:
         return "" if value in ("", None) else f"`{value}`"
 
     rows = []
-    for key, resource, variable_of in (("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)):
+    for key, resource, variable_of in configurables:
+        notes = getattr(resource, "VARIABLE_NOTES", {})
         for name, field in resource.model_fields.items():
-            if name == "api_key":
-                variable = f"`{DEFAULT_API_KEY_VARIABLE}` (`{chat_model_variable('api_key_env')}` names another)"
-                rows.append([f"`{key}.{name}`", variable, "", str(field.description)])
-                continue
-            rows.append([f"`{key}.{name}`", f"`{variable_of(name)}`", shown(field.default), str(field.description)])
+            if name in notes:
+                rows.append([f"`{key}.{name}`", notes[name], "", str(field.description)])
+            else:
+                rows.append([f"`{key}.{name}`", f"`{variable_of(name)}`", shown(field.default), str(field.description)])
     return _table(["resource field", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])
 
 
@@ -441,9 +441,17 @@ def warm_comparison_text(comparison: dict) -> str:
     )
 
 
-def sections(run: RunOutputs, bench: dict | None, coverage: dict | None = None, comparison: dict | None = None) -> dict[str, str]:
+def sections(
+    run: RunOutputs,
+    bench: dict | None,
+    coverage: dict | None = None,
+    comparison: dict | None = None,
+    *,
+    configurables: list[tuple[str, type, Callable[[str], str]]],
+) -> dict[str, str]:
+    """Every generated block; `configurables` are the resources of the settings table (cli.configurables)."""
     out: dict[str, Callable[[], str]] = {
-        "settings": settings_table,
+        "settings": lambda: settings_table(configurables),
         "headline": lambda: headline_table(run),
         "validation": lambda: validation_table(run),
         "analysis": lambda: analysis_table(run),
