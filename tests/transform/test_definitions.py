@@ -50,7 +50,12 @@ def test_marts_and_raw_tables_are_assets_with_lineage():
     parents = graph.get(dg.AssetKey(["staging", "stg_benchmarks__prompts"])).parent_keys
     assert dg.AssetKey(["raw", "benchmark_prompts"]) in parents
     assert dg.AssetKey(["marts", "fct_task_coverage"]) in graph.get(dg.AssetKey(["report", "headline"])).parent_keys
-    assert dg.AssetKey(["labeling", "embedded_labels"]) in graph.get(dg.AssetKey(["intermediate", "int_prompt_task_labels"])).parent_keys
+    # Labeling's tables enter dbt through staging, one model per table (the only models that read source()).
+    assert dg.AssetKey(["labeling", "embedded_labels"]) in graph.get(dg.AssetKey(["staging", "stg_labeling__embedded_labels"])).parent_keys
+    assert graph.get(dg.AssetKey(["intermediate", "int_prompt_task_labels"])).parent_keys == {
+        dg.AssetKey(["staging", "stg_labeling__embedded_labels"]),
+        dg.AssetKey(["staging", "stg_labeling__llm_labels"]),
+    }
 
 
 def test_dbt_tests_are_asset_checks():
@@ -188,6 +193,26 @@ def test_every_model_and_macro_is_described_owned_and_every_mart_contracted():
     for node in models:
         key = dg.AssetKey([node["config"].get("schema") or node["schema"], node["name"]])
         assert graph.get(key).owners == [node["config"]["meta"]["owner"]], key
+
+
+def test_only_staging_reads_sources():
+    """jaffle-shop's layering: a source enters through its staging model; intermediate models, marts
+    and macros read refs only."""
+    import re
+
+    from workbank_dagster.settings import DBT_PROJECT_DIR
+
+    def code(path) -> str:  # without SQL and Jinja comments
+        return re.sub(r"--[^\n]*", "", re.sub(r"\{#.*?#\}", "", path.read_text(), flags=re.S))
+
+    readers = sorted(
+        path.relative_to(DBT_PROJECT_DIR).as_posix()
+        for folder in ("models/intermediate", "models/marts", "macros")
+        for path in (DBT_PROJECT_DIR / folder).rglob("*.sql")
+        if "source(" in code(path)
+    )
+    assert readers == []
+    assert all("source(" in code(path) for path in (DBT_PROJECT_DIR / "models" / "staging").glob("*.sql"))
 
 
 def test_staging_models_only_rename_and_cast():

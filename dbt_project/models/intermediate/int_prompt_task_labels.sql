@@ -1,5 +1,6 @@
 -- Every judge's labels, side by side (labeler says whose); marts.fct_prompt_task_labels keeps the active labeler's.
-{{ union_judge_tables('labels', [
-    ('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('task_id', 'integer'), ('rank', 'integer'),
-    ('score', 'double'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')
-]) }}
+select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
+from {{ ref('stg_labeling__embedded_labels') }}
+union all
+select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
+from {{ ref('stg_labeling__llm_labels') }}

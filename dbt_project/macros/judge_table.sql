@@ -1,0 +1,30 @@
+{#-
+  One judge's table of one kind (labels, judgements) in schema labeling, its columns cast to their
+  types. The source() call in the staging model registers lineage at parse time; at run time a judge
+  that has never run (the LLM judge without a key) has no table, and the result is then empty with
+  the same columns, instead of failing the build.
+-#}
+{% macro judge_columns(kind) %}
+{%- if kind == 'labels' -%}
+{{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('task_id', 'integer'), ('rank', 'integer'),
+           ('score', 'double'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')]) }}
+{%- else -%}
+{{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('labeler', 'varchar'), ('prompt_hash', 'varchar'),
+           ('status', 'varchar'), ('reason', 'varchar'), ('n_labels', 'integer'), ('confidence', 'double precision')]) }}
+{%- endif -%}
+{% endmacro %}
+
+{% macro judge_table(relation, kind) %}
+{%- set columns = judge_columns(kind) -%}
+{%- set found = none -%}
+{%- if execute -%}
+    {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+{%- endif -%}
+{%- if found is none %}
+select {% for name, type in columns %}cast(null as {{ type }}) as {{ name }}{{ ", " if not loop.last }}{% endfor %}
+where false
+{%- else %}
+select {% for name, type in columns %}cast({{ name }} as {{ type }}) as {{ name }}{{ ", " if not loop.last }}{% endfor %}
+from {{ relation }}
+{%- endif %}
+{% endmacro %}

@@ -1,0 +1,2 @@
+-- The llm judge's judgements, typed (empty, with the same columns, until that judge has run).
+{{ judge_table(source('labeling', 'llm_judgements'), 'judgements') }}
