@@ -304,7 +304,12 @@ def main() -> int:
     cold_runs = args.cold_runs or args.runs
     output = Path(args.output)
     previous = json.loads(output.read_text()) if output.exists() else {}
-    stamp = {"commit": commit(), "command": " ".join(["python", "bench/run.py", *sys.argv[1:]]), "date": time.strftime("%Y-%m-%d %H:%M")}
+    stamp = {
+        "commit": commit(),
+        "command": " ".join(["python", "bench/run.py", *sys.argv[1:]]),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "machine": machine(),  # each phase's own: the machines of this workplace differ between sessions
+    }
     results: dict = {"machine": machine(), "runs": {}, "measured": {}}
     # bench/suite.py and bench/backend_agreement.py write their own keys into the same file: kept.
     kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement",)

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import REPO, timed  # noqa: E402  (bench/run.py: wall time of one child process, output kept, failure raised)
+from run import REPO, machine, timed  # noqa: E402  (bench/run.py: wall time of one child process, output kept, failure raised)
 
 DURATION = re.compile(r"^\s*([0-9.]+)s (call|setup|teardown)\s+(\S+)")
 
@@ -43,7 +43,9 @@ def main() -> int:
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "WORKBANK_"))}
     env["CI"] = "true"
-    figures: dict = {"suite": {"commit": head, "date": time.strftime("%Y-%m-%d %H:%M"), "command": " ".join(["python", "bench/suite.py", *sys.argv[1:]])}}
+    figures: dict = {
+        "suite": {"commit": head, "date": time.strftime("%Y-%m-%d %H:%M"), "command": " ".join(["python", "bench/suite.py", *sys.argv[1:]]), "machine": machine()}
+    }
     with tempfile.TemporaryDirectory(prefix="workbank-suite-") as tmp:
         clone = Path(tmp) / "main"
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)

@@ -312,7 +312,11 @@ def speed_table(bench: dict) -> str:
             ]
         )
     measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {}), **({"backends compared": agreement} if agreement else {})}
-    when = "; ".join(f"{phase} at {m.get('commit')} ({m.get('date')})" for phase, m in sorted(measured.items()))
+    def on(m: dict) -> str:
+        cpu = (m.get("machine") or {}).get("cpu")
+        return f", {cpu}" if cpu else ""
+
+    when = "; ".join(f"{phase} at {m.get('commit')} ({m.get('date')}{on(m)})" for phase, m in sorted(measured.items()))
     return f"Medians of separate processes, from `bench/results.json` ({when}):\n\n" + _table(["", "measured", "goal"], rows)
 
 
