@@ -58,7 +58,7 @@ ui: $(STAMP)
 
 # dbt's own docs site for the warehouse `make run` built, on http://127.0.0.1:8080 (PORT=…).
 docs: $(STAMP)
-	cd dbt_project && WORKBANK_DUCKDB_PATH=$(CURDIR)/data/warehouse.duckdb ../$(VENV)/bin/dbt docs generate --profiles-dir . --target-path target/docs
+	cd dbt_project && WORKBANK_DUCKDB_PATH="$$(../$(PY) -m workbank_dagster.cli warehouse)" ../$(VENV)/bin/dbt docs generate --profiles-dir . --target-path target/docs
 	cd dbt_project && ../$(VENV)/bin/dbt docs serve --profiles-dir . --target-path target/docs --host 127.0.0.1 --port $${PORT:-8080} --no-browser
 
 clean:

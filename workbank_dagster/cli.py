@@ -15,6 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="materialize every asset on every benchmark, as one run")
     sub.add_parser("home", help="print (and create) the Dagster home")
+    sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
@@ -32,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "run":
         return runner.run_all()
+    if args.command == "warehouse":
+        from .settings import settings_at_load
+
+        print(settings_at_load().resolve().duckdb_path)
+        return 0
     if args.command == "free-slots":
         return runner.free_slots()
     if args.command == "label-llm":

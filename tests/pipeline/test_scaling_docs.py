@@ -223,6 +223,8 @@ def test_broken_instance_snippets_fail(tmp_path):
 # --- 2. the dbt profile ---------------------------------------------------------------------------
 
 FAKE_ENV = {"WORKBANK_PG_HOST": "db.example.internal", "WORKBANK_PG_USER": "workbank", "DBT_ENV_SECRET_PG_PASSWORD": "not-a-real-password"}
+# The local output's one variable (no default in profiles.yml: the pipeline always passes it).
+LOCAL_ENV = {"WORKBANK_DUCKDB_PATH": "/tmp/workbank-profile-test.duckdb"}
 REQUIRED_FIELDS = {"duckdb": {"type", "path"}, "postgres": {"type", "host", "user", "password", "port", "dbname", "schema"}}
 
 
@@ -235,7 +237,7 @@ def load_dbt_profile(raw: dict, target: str, env: dict | None = None):
     from dbt.flags import set_from_args
     from dbt_common.context import set_invocation_context
 
-    set_invocation_context({**os.environ, **FAKE_ENV} if env is None else env)
+    set_invocation_context({**os.environ, **LOCAL_ENV, **FAKE_ENV} if env is None else env)
     set_from_args(Namespace(), None)
     (name,) = raw
     return Profile.from_raw_profiles(raw, name, ProfileRenderer({}), target_override=target)
@@ -293,8 +295,22 @@ def test_dbt_profile_outputs_validate():
             assert profile.credentials.host == FAKE_ENV["WORKBANK_PG_HOST"]
             assert profile.credentials.database == output["dbname"]
     # `make run` (target local) must not need the shared output's variables: dbt renders only the target's output.
-    without = {k: v for k, v in os.environ.items() if k not in FAKE_ENV}
+    without = {**{k: v for k, v in os.environ.items() if k not in FAKE_ENV}, **LOCAL_ENV}
     assert load_dbt_profile(raw, "local", env=without).credentials.type == "duckdb"
+
+
+def test_the_warehouse_path_has_no_default_in_the_dbt_profile(tmp_path):
+    """The warehouse path is said once (pipeline_settings.duckdb_path): the profile reads it from the
+    environment with no default of its own, so a dbt command not given it fails instead of
+    building some other file."""
+    from dbt.exceptions import EnvVarMissingError
+
+    raw = yaml.safe_load((ROOT / "dbt_project" / "profiles.yml").read_text())
+    env = {k: v for k, v in os.environ.items() if k != "WORKBANK_DUCKDB_PATH"}
+    with pytest.raises(EnvVarMissingError, match="WORKBANK_DUCKDB_PATH"):
+        load_dbt_profile(raw, "local", env=env)
+    given = str(tmp_path / "w.duckdb")
+    assert load_dbt_profile(raw, "local", env={**env, "WORKBANK_DUCKDB_PATH": given}).credentials.path == given
 
 
 def test_broken_dbt_profile_fails():
