@@ -75,6 +75,13 @@ def test_speed_goals_are_judged_from_the_figures_not_typed():
     # Each phase names the machine it ran on, when the results file says (they differ between sessions).
     on_machine = readme.speed_table(_bench(**{**suite, "suite": {"commit": "abc", "date": "d", "machine": {"cpu": "Some CPU"}}}))
     assert "tests at abc (d, Some CPU)" in on_machine
+    # The torch floor is compared with the ONNX floor only when both ran on one machine.
+    amd, intel = {"cpu": "AMD"}, {"cpu": "Intel"}
+    torch = {"embed_floor_torch_s": 1320.0, "embed_floor_torch_measured": {"commit": "t", "date": "d", "machine": amd}}
+    same = readme.speed_table(_bench(**torch, measured={"cold": {"commit": "abc", "date": "d", "machine": amd}}))
+    assert "ONNX 2.00× faster" in same
+    other = readme.speed_table(_bench(**torch, measured={"cold": {"commit": "abc", "date": "d", "machine": intel}}))
+    assert "× faster" not in other and "1320 s on AMD at t | not comparable" in other
 
 
 def test_the_warm_comparison_is_written_from_its_file():

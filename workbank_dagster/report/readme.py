@@ -278,7 +278,20 @@ def speed_table(bench: dict) -> str:
         ],
     ]
     if bench.get("embed_floor_torch_s") is not None:
-        rows.append(["… the same texts with the torch backend (one run)", seconds("embed_floor_torch_s"), f"ONNX {bench['embed_floor_torch_s'] / bench['embed_floor_s']:.2f}× faster"])
+        # A ratio only between figures of one machine (the torch floor may be kept from an older bench).
+        torch_cpu = ((bench.get("embed_floor_torch_measured") or {}).get("machine") or {}).get("cpu")
+        cold_cpu = ((bench.get("measured", {}).get("cold") or {}).get("machine") or {}).get("cpu")
+        if torch_cpu == cold_cpu:
+            rows.append(["… the same texts with the torch backend (one run)", seconds("embed_floor_torch_s"), f"ONNX {bench['embed_floor_torch_s'] / bench['embed_floor_s']:.2f}× faster"])
+        else:
+            stamp = bench["embed_floor_torch_measured"]
+            rows.append(
+                [
+                    "… the same texts with the torch backend (one run)",
+                    f"{seconds('embed_floor_torch_s')} on {torch_cpu} at {stamp.get('commit')}",
+                    "not comparable: another machine than the floor's",
+                ]
+            )
     agreement = bench.get("backend_agreement")
     if agreement:
         judges = agreement["judges"]
