@@ -310,7 +310,7 @@ def main() -> int:
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": machine(),  # each phase's own: the machines of this workplace differ between sessions
     }
-    results: dict = {"machine": machine(), "runs": {}, "measured": {}}
+    results: dict = {"machine": stamp["machine"], "runs": {}, "measured": {}}
     # bench/suite.py and bench/backend_agreement.py write their own keys into the same file: kept.
     kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement",)
     kept += () if args.torch_floor else ("embed_floor_torch_s",)

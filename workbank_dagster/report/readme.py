@@ -247,6 +247,11 @@ SPEED_GOALS = {
 }
 
 
+def cpu_of(stamp: dict | None) -> str | None:
+    """The CPU a bench stamp says its figures were measured on (None when it does not say)."""
+    return ((stamp or {}).get("machine") or {}).get("cpu")
+
+
 def speed_table(bench: dict) -> str:
     def runs(key: str, digits: int = 0) -> str:
         values = bench.get("runs", {}).get(key)
@@ -279,19 +284,13 @@ def speed_table(bench: dict) -> str:
     ]
     if bench.get("embed_floor_torch_s") is not None:
         # A ratio only between figures of one machine (the torch floor may be kept from an older bench).
-        torch_cpu = ((bench.get("embed_floor_torch_measured") or {}).get("machine") or {}).get("cpu")
-        cold_cpu = ((bench.get("measured", {}).get("cold") or {}).get("machine") or {}).get("cpu")
-        if torch_cpu == cold_cpu:
-            rows.append(["… the same texts with the torch backend (one run)", seconds("embed_floor_torch_s"), f"ONNX {bench['embed_floor_torch_s'] / bench['embed_floor_s']:.2f}× faster"])
+        torch_stamp = bench.get("embed_floor_torch_measured") or {}
+        if cpu_of(torch_stamp) == cpu_of(bench.get("measured", {}).get("cold")):
+            figure, verdict = seconds("embed_floor_torch_s"), f"ONNX {bench['embed_floor_torch_s'] / bench['embed_floor_s']:.2f}× faster"
         else:
-            stamp = bench["embed_floor_torch_measured"]
-            rows.append(
-                [
-                    "… the same texts with the torch backend (one run)",
-                    f"{seconds('embed_floor_torch_s')} on {torch_cpu} at {stamp.get('commit')}",
-                    "not comparable: another machine than the floor's",
-                ]
-            )
+            figure = f"{seconds('embed_floor_torch_s')} on {cpu_of(torch_stamp)} at {torch_stamp.get('commit')}"
+            verdict = "not comparable: another machine than the floor's"
+        rows.append(["… the same texts with the torch backend (one run)", figure, verdict])
     agreement = bench.get("backend_agreement")
     if agreement:
         judges = agreement["judges"]
@@ -325,11 +324,9 @@ def speed_table(bench: dict) -> str:
             ]
         )
     measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {}), **({"backends compared": agreement} if agreement else {})}
-    def on(m: dict) -> str:
-        cpu = (m.get("machine") or {}).get("cpu")
-        return f", {cpu}" if cpu else ""
-
-    when = "; ".join(f"{phase} at {m.get('commit')} ({m.get('date')}{on(m)})" for phase, m in sorted(measured.items()))
+    when = "; ".join(
+        f"{phase} at {m.get('commit')} ({m.get('date')}{f', {cpu_of(m)}' if cpu_of(m) else ''})" for phase, m in sorted(measured.items())
+    )
     return f"Medians of separate processes, from `bench/results.json` ({when}):\n\n" + _table(["", "measured", "goal"], rows)
 
 
