@@ -138,3 +138,32 @@ def test_analysis_assets_read_close_compute_write():
     # The check sees a fit inside a connection.
     held = "with warehouse_db.connect() as con:\n    fit = coverage_logit(_tasks(con))\n"
     assert compute_calls_inside_connections(held, compute) == ["line 2: coverage_logit"]
+
+
+# The warehouse schemas a package's SQL may read (FROM / JOIN), beside the ones it writes itself.
+SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "analysis"}
+READS: dict[str, set[str]] = {"analysis": {"marts", "analysis"}, "report": {"marts", "analysis"}}
+
+
+def schemas_read(source: str) -> set[str]:
+    """The warehouse schemas a module's SQL names after FROM or JOIN (`from marts.dim_task`)."""
+    import re
+
+    return {m.group(1).lower() for m in re.finditer(r"\b(?:from|join)\s+([a-z_]+)\.[a-z_]+", source, re.IGNORECASE)} & SCHEMAS
+
+
+def test_analysis_and_report_read_only_marts_and_analysis():
+    """What the analysis and the report read enters through dbt: their SQL names only the marts and
+    the analysis tables, never raw.*, labeling.* or dbt's inner layers (published tables have
+    contracts; the others may change shape without notice)."""
+    found = {}
+    for name in project_module_names():
+        package = name.removeprefix(PACKAGE + ".").split(".")[0]
+        if package in READS:
+            extra = schemas_read(module_path(name).read_text()) - READS[package]
+            if extra:
+                found[name] = sorted(extra)
+    assert found == {}
+    # The check sees a read of the labeling schema.
+    assert schemas_read('con.execute("select * from labeling.judge_validation")') == {"labeling"}
+    assert schemas_read("from collections.abc import Iterator") == set()

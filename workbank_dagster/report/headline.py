@@ -102,9 +102,9 @@ def validation_numbers(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
     family and GDPval occupation top-1 on all of labels_dev, and every figure of the held-out half
     with its 95% interval (Wilson for shares, normal for the mean number of labels)."""
     rows = {}
-    if table_exists(con, "labeling", "judge_validation"):
+    if table_exists(con, "marts", "fct_judge_validation"):
         for subset, benchmark, level, metric, value, low, high, n in con.execute(
-            "select subset, benchmark, level, metric, value, ci_low, ci_high, n_prompts from labeling.judge_validation "
+            "select subset, benchmark, level, metric, value, ci_low, ci_high, n_prompts from marts.fct_judge_validation "
             "where labeler = ? and yardstick = 'labels_dev'",
             [labeler],
         ).fetchall():

@@ -75,7 +75,7 @@ class RunOutputs:
     def __init__(self, headline: dict, con: duckdb.DuckDBPyConnection) -> None:
         self.headline = headline
         self.validation = con.execute(
-            "select labeler, yardstick, subset, benchmark, level, metric, value, ci_low, ci_high, n_prompts from labeling.judge_validation"
+            "select labeler, yardstick, subset, benchmark, level, metric, value, ci_low, ci_high, n_prompts from marts.fct_judge_validation"
         ).fetchall()
         self.sensitivity = con.execute(
             "select variant, threshold, labeler, n_tasks_covered, n_occupations_with_covered_task, "

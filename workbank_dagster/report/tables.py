@@ -67,7 +67,7 @@ ANALYSIS_TABLES = {
     "coverage_by_zone": "select * from analysis.coverage_by_zone order by zone",
     "green_light": "select * from analysis.unbenchmarked_green_light order by hours desc nulls last, task_id",
     "telework": "select * from analysis.uncovered_by_telework",
-    "validation": "select * from labeling.judge_validation order by labeler, yardstick, subset, benchmark, level, metric",
+    "validation": "select * from marts.fct_judge_validation order by labeler, yardstick, subset, benchmark, level, metric",
     "judge_ratios": "select * from analysis.judge_ratios order by labeler",
     "rejected_files": "select benchmark, n_prompts, error from marts.dim_benchmark where error is not null order by benchmark",
 }

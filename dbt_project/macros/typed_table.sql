@@ -7,7 +7,7 @@
 {% macro judge_columns(kind) %}
 {%- if kind == 'labels' -%}
 {{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('task_id', 'integer'), ('rank', 'integer'),
-           ('score', 'double'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')]) }}
+           ('score', 'double precision'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')]) }}
 {%- else -%}
 {{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('labeler', 'varchar'), ('prompt_hash', 'varchar'),
            ('status', 'varchar'), ('reason', 'varchar'), ('n_labels', 'integer'), ('confidence', 'double precision')]) }}
@@ -15,7 +15,14 @@
 {% endmacro %}
 
 {% macro judge_table(relation, kind) %}
-{%- set columns = judge_columns(kind) -%}
+{{- typed_table(relation, judge_columns(kind)) -}}
+{% endmacro %}
+
+{#-
+  A table a Dagster asset writes outside dbt, its columns cast to their types; empty, with the same
+  columns, while the asset has not run yet (the relation does not exist).
+-#}
+{% macro typed_table(relation, columns) %}
 {%- set found = none -%}
 {%- if execute -%}
     {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
