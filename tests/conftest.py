@@ -152,14 +152,14 @@ def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
 
     from workbank_dagster.labeling.assets import occupation_prior, task_index
     from workbank_dagster.labeling.matching import LabelingRuntime
-    from workbank_dagster.resources import WarehouseResource
+    from workbank_dagster.resources import Warehouse
     from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.sources.assets import file_assets, raw_assets
 
     shutil.rmtree(base, ignore_errors=True)
     data = base / "data"
     settings = PipelineSettings(data_dir=str(data), source_dir=str(source_dir), cache_dir=str(session_cache))
-    resources = {"warehouse_db": WarehouseResource(path=str(data / "warehouse.duckdb")), "labeling_runtime": LabelingRuntime(), "pipeline_settings": settings}
+    resources = {"warehouse_db": Warehouse(data / "warehouse.duckdb"), "labeling_runtime": LabelingRuntime(), "pipeline_settings": settings}
     # The O*NET tables that the task index, the prior and judge v4's knowledge read.
     tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")
     instance = dg.DagsterInstance.ephemeral()

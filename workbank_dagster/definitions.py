@@ -18,7 +18,7 @@ from .labeling.chat_model import ChatModelResource
 from .labeling.matching import LabelingRuntime
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
-from .resources import WarehouseResource
+from .resources import warehouse_from_settings
 from .settings import settings_at_load
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_prompts, benchmark_results
@@ -37,7 +37,7 @@ defs = dg.Definitions(
     schedules=[weekly_refresh],
     resources={
         "pipeline_settings": pipeline_settings,
-        "warehouse_db": WarehouseResource(path=str(pipeline_settings.resolve().duckdb_path)),
+        "warehouse_db": warehouse_from_settings,
         "chat_model": ChatModelResource.from_env(),
         "labeling_runtime": LabelingRuntime(),
         "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),

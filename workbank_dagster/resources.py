@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -12,10 +13,11 @@ import duckdb
 from . import warehouse
 
 
-class WarehouseResource(dg.ConfigurableResource):
+class Warehouse:
     """The DuckDB file every asset reads and writes. Connections are short-lived (see warehouse.py)."""
 
-    path: str
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -25,3 +27,16 @@ class WarehouseResource(dg.ConfigurableResource):
     def query(self, sql: str, params: list | None = None):
         with self.connect() as con:
             return con.execute(sql, params or []).df()
+
+
+# An asset's `warehouse_db` parameter: the run's Warehouse.
+WarehouseResource = dg.ResourceParam[Warehouse]
+
+
+@dg.resource(
+    required_resource_keys={"pipeline_settings"},
+    description="The DuckDB warehouse at the run's pipeline_settings.duckdb_path: a launchpad or run-config value of "
+    "duckdb_path moves it (and dbt's profile) with the settings; it has no path of its own.",
+)
+def warehouse_from_settings(context: dg.InitResourceContext) -> Warehouse:
+    return Warehouse(context.resources.pipeline_settings.resolve().duckdb_path)

@@ -231,10 +231,10 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
     from .labeling.matching import LabelingRuntime
-    from .resources import WarehouseResource
+    from .resources import Warehouse
 
     settings = settings_at_load().resolve()
-    warehouse_db = WarehouseResource(path=str(settings.duckdb_path))
+    warehouse_db = Warehouse(settings.duckdb_path)
     keys = benchmarks or warehouse_db.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts ORDER BY 1")["benchmark"].tolist()
     runtime = LabelingRuntime()
     embeddings = runtime.embeddings(settings)

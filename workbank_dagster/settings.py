@@ -70,7 +70,7 @@ class PipelineSettings(dg.ConfigurableResource):
     data_dir: str = Field(default="data", description="What a run writes (relative paths are from the repository root).")
     duckdb_path: str = Field(
         default="", description="The warehouse, a local DuckDB file (default: data_dir/warehouse.duckdb). The warehouse_db "
-        "resource and dbt's profile are pointed at it when the definitions load."
+        "resource and dbt's profile follow it at run time (a launchpad value moves both)."
     )
     cache_dir: str = Field(default="", description="Embedding caches (default: data_dir/cache).")
     judgement_cache_path: str = Field(default="", description="The LLM judge's paid judgements (default: cache_dir/judgements.sqlite).")

@@ -218,14 +218,14 @@ def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
 
     from workbank_dagster import warehouse
     from workbank_dagster.analysis.assets import coverage_regression
-    from workbank_dagster.resources import WarehouseResource
+    from workbank_dagster.resources import Warehouse
     from workbank_dagster.settings import PipelineSettings
 
     db = tmp_path / "w.duckdb"
     tasks = _synthetic_tasks()
     _marts_from(tasks, db)
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"warehouse_db": WarehouseResource(path=str(db)), "pipeline_settings": PipelineSettings()}
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
 
     def run(run_config=None) -> tuple[bool, pd.DataFrame]:
         result = dg.materialize([coverage_regression], instance=instance, resources=resources, run_config=run_config)

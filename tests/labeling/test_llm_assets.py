@@ -22,7 +22,7 @@ from workbank_dagster import warehouse
 from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts
 
@@ -41,7 +41,7 @@ def llm_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch, onet_base):
     db = workbank_env / "warehouse.duckdb"
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
-    resources = {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
+    resources = {"warehouse_db": Warehouse(db), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
     assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
     return {"db": db, "instance": instance, "resources": resources, "data_dir": workbank_env}
 

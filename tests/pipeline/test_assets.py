@@ -13,7 +13,7 @@ from workbank_dagster import warehouse
 from workbank_dagster.automation import benchmark_files_sensor
 from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
@@ -28,7 +28,7 @@ def small_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", list(SMALL))
     db = workbank_env / "warehouse.duckdb"
-    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": WarehouseResource(path=str(db)), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}}
+    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": Warehouse(db), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}}
 
 
 def _materialize(env, assets, partition_key=None, raise_on_error=True, selection=None):

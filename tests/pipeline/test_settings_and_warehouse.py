@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
 
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.chat_model import ChatModelResource
+from workbank_dagster.resources import WarehouseResource
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 
 
@@ -167,9 +169,9 @@ def test_judgements_table_from_before_confidence_is_migrated(tmp_path):
     changed columns, so without the migration every labeling run on it failed."""
     from workbank_dagster.labeling.assets import write_partitions
     from workbank_dagster.labeling.labels import JUDGEMENT_COLUMNS
-    from workbank_dagster.resources import WarehouseResource
+    from workbank_dagster.resources import Warehouse
 
-    db = WarehouseResource(path=str(tmp_path / "w.duckdb"))
+    db = Warehouse(tmp_path / "w.duckdb")
     old = JUDGEMENT_COLUMNS[:-1]
     with db.connect() as con:
         con.execute("CREATE SCHEMA labeling")
@@ -244,3 +246,21 @@ def test_delete_rows_except_keeps_the_named_keys_and_nulls(tmp_path):
         assert warehouse.delete_rows_except(con, "raw", "t", "benchmark", ["a"]) == 1
         assert warehouse.delete_rows_except(con, "raw", "t", "benchmark", []) == 1
         assert con.execute("select benchmark, kind from raw.t").fetchall() == [(None, "x")]
+
+
+def test_a_launchpad_duckdb_path_moves_the_warehouse(tmp_path):
+    """The warehouse's path is said once, in pipeline_settings: a run that sets duckdb_path (launchpad,
+    run config) reads and writes that file. warehouse_db used to be built with the path when the
+    definitions loaded, so such a run moved the settings and not the warehouse."""
+    from workbank_dagster.definitions import defs
+
+    seen = {}
+
+    @dg.asset
+    def probe(warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> None:
+        seen.update(warehouse=warehouse_db.path, settings=str(pipeline_settings.resolve().duckdb_path))
+
+    target = tmp_path / "elsewhere.duckdb"
+    resources = {key: defs.resources[key] for key in ("pipeline_settings", "warehouse_db")}
+    dg.materialize([probe], resources=resources, run_config={"resources": {"pipeline_settings": {"config": {"duckdb_path": str(target)}}}})
+    assert seen == {"warehouse": str(target), "settings": str(target)}

@@ -14,7 +14,7 @@ import pytest
 
 from workbank_dagster import warehouse
 from workbank_dagster.common import file_sha256
-from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.fetch import UPSTREAMS, ensure_source, fetch_all
@@ -96,7 +96,7 @@ def test_source_assets_in_fetch_mode(upstream_server, tmp_path, monkeypatch):
     # file is read by the same asset as a local one (the full-data run materializes every raw asset).
     selection = [dg.AssetKey([prefix, table]) for prefix in ("files", "raw") for table in ("onet_task_statements", "oews_national")]
     result = dg.materialize(
-        [*file_assets, *raw_assets], selection=selection, resources={"warehouse_db": WarehouseResource(path=str(db)), "pipeline_settings": PipelineSettings.from_env()}
+        [*file_assets, *raw_assets], selection=selection, resources={"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.from_env()}
     )
     assert result.success
     with warehouse.connect(db) as con:

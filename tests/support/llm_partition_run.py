@@ -8,7 +8,7 @@ import dagster as dg
 from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 
 warnings.filterwarnings("ignore")
@@ -24,7 +24,7 @@ if __name__ == "__main__":
         partition_key=partition,
         resources={
             "pipeline_settings": settings,
-            "warehouse_db": WarehouseResource(path=str(settings.resolve().duckdb_path)),
+            "warehouse_db": Warehouse(settings.resolve().duckdb_path),
             "chat_model": ChatModelResource.from_env(),
             "labeling_runtime": LabelingRuntime(),
         },

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from conftest import copy_small_run, run_pipeline
 
-from workbank_dagster.resources import WarehouseResource
+from workbank_dagster.resources import Warehouse
 from workbank_dagster.transform.assets import UnknownActiveLabeler, check_active_labeler
 
 
-def _warehouse(tmp_path, judged: dict[str, int]) -> WarehouseResource:
-    db = WarehouseResource(path=str(tmp_path / "w.duckdb"))
+def _warehouse(tmp_path, judged: dict[str, int]) -> Warehouse:
+    db = Warehouse(tmp_path / "w.duckdb")
     with db.connect() as con:
         con.execute("create schema raw; create schema labeling")
         con.execute("create table raw.benchmark_prompts as select 'b' as benchmark, '1' as prompt_id")
@@ -31,7 +31,7 @@ def test_unknown_active_labeler_is_refused_with_the_labelers_found(tmp_path):
 
 def test_a_labeler_that_judged_and_labeled_nothing_is_not_an_error(tmp_path):
     check_active_labeler(_warehouse(tmp_path, {"embedded:all-MiniLM-L6-v2:v4": 3}), "embedded:all-MiniLM-L6-v2:v4")  # all abstained
-    check_active_labeler(WarehouseResource(path=str(tmp_path / "empty.duckdb")), "anything")  # no prompts yet
+    check_active_labeler(Warehouse(tmp_path / "empty.duckdb"), "anything")  # no prompts yet
 
 
 def test_a_run_with_an_unknown_active_labeler_fails_naming_it(tmp_path, small_base_run, session_cache):
