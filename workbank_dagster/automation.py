@@ -4,7 +4,7 @@
   folders. It hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
   partition and, in the same result, requests a run of that partition and everything downstream; a
   changed file requests the same refresh; a removed file deletes its partition (its rows leave in
-  the run's `raw/benchmark_catalog` step). The cursor holds the hashes last acted on, so nothing is
+  the run's `raw/benchmark_catalog` and `labeling/label_catalog` steps). The cursor holds the hashes last acted on, so nothing is
   requested twice.
 - `audit_files_sensor` does the same for `audits/<slug>.csv` and the `audits` partitions.
 - `weekly_refresh` rebuilds every benchmark and everything downstream, as one run.

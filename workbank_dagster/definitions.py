@@ -14,6 +14,7 @@ from .automation import (
     weekly_refresh,
 )
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
+from .labeling.catalog import label_catalog
 from .labeling.chat_model import ChatModelResource
 from .labeling.matching import LabelingRuntime
 from .labeling.validation_asset import judge_validation
@@ -31,7 +32,7 @@ from .transform.project import DbtCli, dbt_executable, dbt_project
 pipeline_settings = settings_at_load()
 
 defs = dg.Definitions(
-    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_catalog, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
+    assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_catalog, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
     jobs=[all_assets_job, benchmark_refresh_job, llm_labeling_job, user_audits_job],
     sensors=[benchmark_files_sensor, audit_files_sensor],
     schedules=[weekly_refresh],

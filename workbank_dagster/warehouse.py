@@ -180,6 +180,18 @@ def add_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str, columns
     return added
 
 
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Everything in the block commits together, or, on an exception, none of it does."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, table]

@@ -10,6 +10,7 @@ from ..common import table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
 from .assets import LABELING_SCHEMA, judgements_table, labels_table
+from .catalog import CATALOG_TABLE
 from .validation import REFERENCE_LEVELS, dev_gold, read_reference, read_split, score_against_dev, score_against_reference, statement_groups
 
 REFERENCE_LABELS = REPO_ROOT / "reference" / "reference_labels.jsonl"
@@ -41,6 +42,7 @@ def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
     deps=[
         dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")]),
         dg.AssetKey([LABELING_SCHEMA, labels_table("llm")]),
+        dg.AssetKey([LABELING_SCHEMA, CATALOG_TABLE]),  # removed benchmarks' labels pruned first
         dg.AssetKey(["raw", "onet_oews_crosswalk"]),
         dg.AssetKey(["raw", "onet_task_dwas"]),
     ],

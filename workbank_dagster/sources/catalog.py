@@ -3,11 +3,11 @@
 Two things a partitioned asset cannot do for itself:
 
 - **A removed benchmark file.** The sensor and `make run` delete its Dagster partition, so it gets
-  no run of its own, but its rows stayed in `raw.*` and `labeling.*` and every mart kept counting
-  it. `raw/benchmark_catalog` runs unpartitioned inside every run (pool `warehouse`), after the
-  partitions are written and labeled, and deletes the rows of every benchmark that no longer has a
-  partition from every table, in one transaction. Cached judgements (the judgement cache, outside
-  the warehouse) stay: they were paid for.
+  no run of its own, but its rows stayed in `raw.*` and every mart kept counting it.
+  `raw/benchmark_catalog` runs unpartitioned inside every run (pool `warehouse`), after the
+  partitions are written, and deletes the raw rows of every benchmark that no longer has a
+  partition, in one transaction. Labeling prunes its own tables the same way
+  (`labeling/label_catalog`, labeling/catalog.py).
 - **A bad benchmark file.** Its partition is rejected on its own and keeps its previous rows (if
   any); the error (file, line, column) is recorded in `raw._benchmark_file_errors` and lands here,
   so the other benchmarks refresh through the marts and the report, the report says which file
@@ -30,18 +30,9 @@ from .assets import RAW_SCHEMA
 CATALOG_TABLE = "benchmark_catalog"
 ERRORS_TABLE = "_benchmark_file_errors"
 ERROR_COLUMNS = ["benchmark", "source_table", "error"]
-# Every table that holds rows per benchmark: (schema, table). `raw._source_loads` keys partitions
-# by `partition_key`, the others by `benchmark`.
-PER_BENCHMARK = (
-    ("raw", "benchmark_prompts"),
-    ("raw", "benchmark_results"),
-    ("raw", ERRORS_TABLE),
-    ("labeling", "embedded_labels"),
-    ("labeling", "embedded_judgements"),
-    ("labeling", "embedded_label_inputs"),
-    ("labeling", "llm_labels"),
-    ("labeling", "llm_judgements"),
-)
+# Every raw table that holds rows per benchmark. `raw._source_loads` keys partitions by
+# `partition_key`, these by `benchmark`.
+PER_BENCHMARK = ("benchmark_prompts", "benchmark_results", ERRORS_TABLE)
 SOURCE_LOAD_TABLES = ("benchmark_prompts", "benchmark_results")
 
 
@@ -55,20 +46,15 @@ def record_file_errors(con: duckdb.DuckDBPyConnection, source_table: str, keys: 
 
 
 def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
-    """Delete the rows of benchmarks not in `current` from every per-benchmark table, atomically.
+    """Delete the rows of benchmarks not in `current` from every per-benchmark raw table, atomically.
 
     Returns rows deleted per table (tables that do not exist yet are skipped)."""
     keep = sorted(current)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        counts = {f"{schema}.{table}": warehouse.delete_rows_except(con, schema, table, "benchmark", keep) for schema, table in PER_BENCHMARK}
+    with warehouse.transaction(con):
+        counts = {f"{RAW_SCHEMA}.{table}": warehouse.delete_rows_except(con, RAW_SCHEMA, table, "benchmark", keep) for table in PER_BENCHMARK}
         counts["raw._source_loads"] = warehouse.delete_rows_except(
             con, RAW_SCHEMA, "_source_loads", "partition_key", keep, where={"table_name": SOURCE_LOAD_TABLES}
         )
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
     return {name: n for name, n in counts.items() if n}
 
 
@@ -92,12 +78,10 @@ def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
     deps=[
         dg.AssetKey([RAW_SCHEMA, "benchmark_prompts"]),
         dg.AssetKey([RAW_SCHEMA, "benchmark_results"]),
-        dg.AssetKey(["labeling", "embedded_labels"]),
-        dg.AssetKey(["labeling", "embedded_judgements"]),
     ],
     **warehouse_step("sources", "team:data-engineering"),
-    description="One row per benchmark partition (prompts, and the file error if its file was rejected); the rows of every "
-    "benchmark whose partition is gone are deleted from raw.* and labeling.* first, in one transaction.",
+    description="One row per benchmark partition (prompts, and the file error if its file was rejected); the raw rows of "
+    "every benchmark whose partition is gone are deleted first, in one transaction.",
 )
 def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))

@@ -1,0 +1,52 @@
+"""Each layer prunes its own rows: when a benchmark's partition is gone, `raw/benchmark_catalog`
+deletes its raw rows and `labeling/label_catalog` its labeling rows; neither touches the other's."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from workbank_dagster import warehouse
+from workbank_dagster.labeling.catalog import label_catalog
+from workbank_dagster.resources import Warehouse
+from workbank_dagster.sources.catalog import benchmark_catalog
+
+
+def _counts(db) -> dict[str, dict[str, int]]:
+    with warehouse.connect(db) as con:
+        return {
+            f"{schema}.{table}": dict(con.execute(f"select benchmark, count(*) from {schema}.{table} group by 1 order by 1").fetchall())
+            for schema, table in (("raw", "benchmark_prompts"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements"))
+        }
+
+
+def test_each_catalog_prunes_its_own_layer(tmp_path):
+    db = tmp_path / "w.duckdb"
+    with warehouse.connect(db) as con:
+        con.execute("create schema raw; create schema labeling")
+        con.execute("create table raw.benchmark_prompts as select * from (values ('kept', '1', 'a prompt'), ('gone', '1', 'another')) v(benchmark, prompt_id, prompt)")
+        con.execute(
+            "create table labeling.embedded_labels as select * from (values ('kept', '1', 7, 1, 0.5, 'v4', 'h1'), ('gone', '1', 8, 1, 0.4, 'v4', 'h2'), "
+            "('gone', '1', 9, 2, 0.3, 'v4', 'h2')) v(benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash)"
+        )
+        con.execute(
+            "create table labeling.embedded_judgements as select * from (values ('kept', '1', 'v4', 'h1', 'labeled'), ('kept', '2', 'v4', 'h3', 'abstained'), "
+            "('gone', '1', 'v4', 'h2', 'labeled')) v(benchmark, prompt_id, labeler, prompt_hash, status)"
+        )
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("benchmarks", ["kept"])
+    resources = {"warehouse_db": Warehouse(db)}
+
+    assert dg.materialize([benchmark_catalog], instance=instance, resources=resources).success
+    after_raw = _counts(db)
+    assert after_raw["raw.benchmark_prompts"] == {"kept": 1}
+    assert after_raw["labeling.embedded_labels"] == {"gone": 2, "kept": 1}  # not the sources' to delete
+
+    result = dg.materialize([label_catalog], instance=instance, resources=resources)
+    assert result.success
+    after_labeling = _counts(db)
+    assert after_labeling == {"raw.benchmark_prompts": {"kept": 1}, "labeling.embedded_labels": {"kept": 1}, "labeling.embedded_judgements": {"kept": 2}}
+    with warehouse.connect(db) as con:
+        assert con.execute("select * from labeling.label_catalog").fetchall() == [("kept", "v4", 2, 1, 1)]
+    (event,) = result.get_asset_materialization_events()
+    deleted = event.materialization.metadata["rows_deleted"].value
+    assert deleted == {"labeling.embedded_labels": 2, "labeling.embedded_judgements": 1}
