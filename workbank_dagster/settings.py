@@ -76,6 +76,11 @@ class PipelineSettings(dg.ConfigurableResource):
     judgement_cache_path: str = Field(default="", description="The LLM judge's paid judgements (default: cache_dir/judgements.sqlite).")
     output_dir: str = Field(default="", description="Report, headline.json, exports (default: data_dir/outputs).")
     download_dir: str = Field(default="", description="Where fetched sources go (default: data_dir/downloads).")
+    upstream_base: str = Field(
+        default="https://raw.githubusercontent.com",
+        description="Where source_dir `fetch` downloads the pinned upstream files from: a host that serves "
+        "repository/commit/path (GitHub's raw-content host; tests use a local server).",
+    )
     audits_dir: str = Field(default="audits", description="Your own audit files (CSV).")
     # METHOD.md §4.
     coverage_threshold: int = Field(default=5, ge=1, description="METHOD.md §4: a task is covered when n_prompts >= this.")

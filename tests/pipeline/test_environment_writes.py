@@ -1,6 +1,9 @@
 """The package reads the environment and never writes it, but in one place: a subprocess gets what it
 needs in `env`, a Dagster instance is opened from its folder, a model folder is loaded with
-`local_files_only`. The exception is transform.project.point_dbt_at (its docstring says why)."""
+`local_files_only`. The exception is transform.project.point_dbt_at (its docstring says why).
+
+And it reads the environment in a few named places only: the project's own variables (`WORKBANK_*`)
+through the settings classes, so each is a typed, described, launchpad-visible setting."""
 
 from __future__ import annotations
 
@@ -10,6 +13,15 @@ from workbank_dagster.settings import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "workbank_dagster"
 ALLOWED = {("transform/project.py", "point_dbt_at")}
+# Where the package may read os.environ / os.getenv, and why.
+READERS = {
+    ("settings.py", "from_env"): "PipelineSettings: every WORKBANK_* pipeline setting",
+    ("labeling/chat_model.py", "from_env"): "ChatModelResource: the WORKBANK_LLM_* settings and the API key",
+    ("transform/project.py", "ensure_manifest"): "a copy of the environment for dbt's parse subprocess",
+    ("transform/project.py", "point_dbt_at"): "the one write (see above)",
+    ("runner.py", "dagster_home"): "DAGSTER_HOME, Dagster's own variable",
+    ("labeling/embedder.py", "_load"): "HF_HUB_OFFLINE, Hugging Face's own variable",
+}
 WRITING_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 
 
@@ -62,3 +74,32 @@ def test_nothing_in_the_package_writes_the_environment_but_point_dbt_at():
             if (relative, function) not in ALLOWED:
                 writes.append(f"{relative}:{line} ({function})")
     assert writes == []
+
+
+def environment_reads(source: str) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every use of os.environ or os.getenv in `source`."""
+    found = []
+
+    def visit(node: ast.AST, function: str) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            function = node.name
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" and node.attr in ("environ", "getenv"):
+            found.append((function, node.lineno))
+        for child in ast.iter_child_nodes(node):
+            visit(child, function)
+
+    visit(ast.parse(source), "<module>")
+    return found
+
+
+def test_the_environment_is_read_only_where_readers_says():
+    """fetch.py read WORKBANK_UPSTREAM_BASE itself, outside the settings: no type check, no launchpad
+    field, no line in the settings table. It is now the setting `upstream_base`."""
+    assert environment_reads("import os\ndef f():\n    return os.getenv('A'), os.environ['B']\n") == [("f", 3), ("f", 3)]
+    unexpected = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        for function, line in environment_reads(path.read_text(encoding="utf-8")):
+            if (relative, function) not in READERS:
+                unexpected.append(f"{relative}:{line} ({function})")
+    assert unexpected == []

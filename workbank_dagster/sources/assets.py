@@ -20,7 +20,7 @@ RAW_SCHEMA = "raw"
 def source_path(relative: str, settings: Settings) -> Path:
     """Where a source file is read: the configured folder, or (no folder) its fetched upstream copy."""
     if settings.source_dir is None:
-        return ensure_source(relative, settings.download_dir)
+        return ensure_source(relative, settings.download_dir, base=settings.upstream_base)
     return settings.source_dir / relative
 
 

@@ -9,15 +9,14 @@ Benchmark prompts and model results are assembled from two dozen repositories an
 (benchmarks/SOURCES.md); there is no single upstream file to fetch, so they always come from a
 local folder (`<source dir>/benchmarks`, `<source dir>/results`).
 
-The upstream base URL is `WORKBANK_UPSTREAM_BASE` (default: GitHub's raw-content host); tests point
-it at a local HTTP server. This path has not been run against the real hosts from this machine,
+The upstream base URL is the setting `upstream_base` (`WORKBANK_UPSTREAM_BASE`, default GitHub's
+raw-content host); tests point it at a local HTTP server. This path has not been run against the real hosts from this machine,
 which reaches only package registries.
 """
 
 from __future__ import annotations
 
 import csv
-import os
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
@@ -26,8 +25,6 @@ from pathlib import Path
 
 from ..common import file_sha256
 from .validate import SourceFormatError
-
-GITHUB_RAW = "https://raw.githubusercontent.com"
 
 
 @dataclass(frozen=True)
@@ -144,10 +141,6 @@ UPSTREAMS: tuple[Upstream, ...] = (
 UPSTREAM_BY_TARGET = {u.target: u for u in UPSTREAMS}
 
 
-def upstream_base() -> str:
-    return os.environ.get("WORKBANK_UPSTREAM_BASE") or GITHUB_RAW
-
-
 def _download(url: str, destination: Path, timeout: float) -> None:
     destination.parent.mkdir(parents=True, exist_ok=True)
     partial = destination.with_name(destination.name + ".part")
@@ -158,7 +151,7 @@ def _download(url: str, destination: Path, timeout: float) -> None:
     partial.replace(destination)
 
 
-def ensure_source(target: str, download_dir: Path, *, base: str | None = None, timeout: float = 120.0) -> Path:
+def ensure_source(target: str, download_dir: Path, *, base: str, timeout: float = 120.0) -> Path:
     """The local path of `target`, downloading, checking and converting it first if needed."""
     upstream = UPSTREAM_BY_TARGET.get(target)
     local = download_dir / target
@@ -166,7 +159,7 @@ def ensure_source(target: str, download_dir: Path, *, base: str | None = None, t
         return local  # benchmarks/results: local only
     raw = download_dir / "_upstream" / upstream.repo / upstream.commit / upstream.path
     if not (raw.is_file() and file_sha256(raw) == upstream.sha256):
-        url = upstream.url(base or upstream_base())
+        url = upstream.url(base)
         try:
             _download(url, raw, timeout)
         except OSError as exc:
@@ -186,7 +179,7 @@ def ensure_source(target: str, download_dir: Path, *, base: str | None = None, t
     return local
 
 
-def fetch_all(download_dir: Path, *, base: str | None = None) -> list[Path]:
+def fetch_all(download_dir: Path, *, base: str) -> list[Path]:
     return [ensure_source(u.target, download_dir, base=base) for u in UPSTREAMS]
 
 
