@@ -32,6 +32,9 @@ DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 # judge v4; v3 runs beside it (same embeddings) and stays selectable.
 EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
+# The embedded judges read a long prompt in windows of this many words (labeling/text.py); the report
+# says so. Part of the method, like the labeler's version, not a run setting.
+WORDS_PER_CHUNK = 150
 
 FETCH = "fetch"  # source_dir: download the reference sources instead of reading a folder
 

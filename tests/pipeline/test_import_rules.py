@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "audits": {"labeling.matching", "analysis.zones", "sources.validate", "sources.benchmarks"},
     # The report reads analysis.* and marts.* tables; of the packages' code it uses only their
     # public catalogues and constants, never their assets.
-    "report": {"analysis.columns", "transform.project", "sources.registry", "labeling.text"},
+    "report": {"analysis.columns", "transform.project", "sources.registry"},
 }
 
 

@@ -12,8 +12,9 @@ import re
 
 import numpy as np
 
+from ..settings import WORDS_PER_CHUNK
+
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-WORDS_PER_CHUNK = 150
 MAX_CHUNKS = 12
 
 

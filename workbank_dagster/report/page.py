@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
-from ..labeling.text import WORDS_PER_CHUNK
+from ..settings import WORDS_PER_CHUNK
 from . import figures, intervals
 from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
 from .figures import available_figures, esc
