@@ -13,7 +13,7 @@ export TOKENIZERS_PARALLELISM := false
 # must be allowed to keep it, whatever the calling shell says.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: env run test lint ui docs bench clean browser-deps
+.PHONY: env run test lint ui ui-team docs bench clean browser-deps
 
 $(STAMP): pyproject.toml requirements.lock
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
@@ -55,6 +55,11 @@ bench: $(STAMP)
 ui: $(STAMP)
 	$(PY) -m workbank_dagster.cli home
 	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p $${PORT:-3000}
+
+# The same UI on a team instance: PostgreSQL (a local cluster the project starts, as an unprivileged
+# user, on 127.0.0.1), the queued run coordinator and the pools; Ctrl-C stops all of it.
+ui-team: $(STAMP)
+	$(PY) -m workbank_dagster.cli team ui --port $${PORT:-3000} --postgres-port $${PG_PORT:-5433}
 
 # dbt's own docs site for the warehouse `make run` built, on http://127.0.0.1:8080 (PORT=…).
 docs: $(STAMP)

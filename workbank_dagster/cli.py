@@ -23,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     label = sub.add_parser("label-llm", help="the LLM judge over benchmarks (default: all) and everything downstream (job llm_labeling)")
     label.add_argument("--batch", action="store_true", help="submit the requests as one Batch API job")
     label.add_argument("benchmarks", nargs="*", help="benchmark slugs adjacent in sorted order (default: all)")
+    team = sub.add_parser("team", help="the team instance on PostgreSQL (team_instance.py): start or stop its cluster, or run the UI over it")
+    team.add_argument("action", choices=["start", "stop", "ui"], help="ui: cluster, webserver and daemon, all stopped on Ctrl-C")
+    team.add_argument("--port", type=int, default=3000, help="the webserver's port (ui)")
+    team.add_argument("--postgres-port", type=int, default=5433, help="the cluster's port on 127.0.0.1")
     readme = sub.add_parser("readme", help="rewrite README.md's result tables from the last run's outputs and bench/results.json")
     readme.add_argument("--check", action="store_true", help="only say whether README.md matches them (exit 1 if not)")
     args = parser.parse_args(argv)
@@ -42,6 +46,17 @@ def main(argv: list[str] | None = None) -> int:
         return runner.free_slots()
     if args.command == "label-llm":
         return runner.label_llm(args.benchmarks, batch=args.batch)
+    if args.command == "team":
+        from . import team_instance
+
+        if args.action == "ui":
+            return team_instance.ui(args.port, args.postgres_port)
+        postgres = team_instance.cluster(args.postgres_port)
+        if args.action == "start":
+            print(f"PostgreSQL {postgres.start()} on 127.0.0.1:{postgres.port}; Dagster home {team_instance.team_home(postgres)}")
+        else:
+            postgres.stop()
+        return 0
     if args.command == "readme":
         return readme_command(check=args.check)
     if args.command == "estimate-llm":

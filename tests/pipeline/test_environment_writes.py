@@ -21,6 +21,9 @@ READERS = {
     ("transform/project.py", "point_dbt_at"): "the one write (see above)",
     ("runner.py", "dagster_home"): "DAGSTER_HOME, Dagster's own variable",
     ("labeling/embedder.py", "_load"): "HF_HUB_OFFLINE, Hugging Face's own variable",
+    ("team_instance.py", "postgres_bin"): "a copy of the environment for apt-get",
+    ("team_instance.py", "_run"): "PATH, for PostgreSQL's programs run as their own user",
+    ("team_instance.py", "ui"): "a copy of the environment for dagster dev, with DAGSTER_HOME set",
 }
 WRITING_METHODS = {"setdefault", "update", "pop", "popitem", "clear", "__setitem__", "__delitem__"}
 

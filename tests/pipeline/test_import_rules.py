@@ -16,7 +16,7 @@ from workbank_dagster.fingerprint import _imports, module_path
 PACKAGE = "workbank_dagster"
 # Modules every package may import: no project import of their own but each other.
 FOUNDATION = {"common", "settings", "warehouse", "partitions", "progress", "fingerprint", "resources", "pools"}
-ENTRY_POINTS = {"definitions", "automation", "runner", "cli"}
+ENTRY_POINTS = {"definitions", "automation", "runner", "cli", "team_instance"}
 # Domain package -> the modules of other packages it may import (beyond the foundation).
 ALLOWED: dict[str, set[str]] = {
     "sources": set(),

@@ -1,0 +1,146 @@
+"""The team instance (`make ui-team`, workbank_dagster/team_instance.py): the webserver and the daemon
+on a PostgreSQL cluster the project starts itself, with the QueuedRunCoordinator and the pools; and
+when it is stopped, no process of it is left.
+
+Real processes throughout: `cli team ui` as `make ui-team` runs it, Debian's PostgreSQL started by
+initdb/pg_ctl as an unprivileged user (the suite runs as root in CI), dagster dev's webserver and
+daemon, a run materialized into the Postgres storage. The benchmark and audit folders are empty, so
+no sensor requests a pipeline run while the test looks.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from workbank_dagster.settings import REPO_ROOT
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture()
+def team_folder(source_dir):
+    """A data folder PostgreSQL's user can reach (pytest's own tmp folders are private to root), and
+    a source folder with the shared sources but empty benchmarks."""
+    folder = Path(tempfile.mkdtemp(prefix="workbank-team-", dir="/tmp"))
+    folder.chmod(0o755)
+    sources = folder / "sources"
+    (sources / "benchmarks").mkdir(parents=True)
+    for entry in source_dir.iterdir():
+        if entry.is_dir() and entry.name != "benchmarks":
+            (sources / entry.name).symlink_to(entry)
+    (folder / "audits").mkdir()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _processes_naming(*needles: str) -> list[str]:
+    """Live (not zombie) processes whose command line contains one of `needles`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z" and any(needle in cmdline for needle in needles):
+            found.append(f"{entry.name}: {cmdline[:160]}")
+    return found
+
+
+def _wait(condition, timeout: float, what: str, process: subprocess.Popen, log: Path):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            pytest.fail(f"`cli team ui` exited ({process.returncode}) before {what}:\n{log.read_text()[-4000:]}")
+        value = condition()
+        if value:
+            return value
+        time.sleep(1)
+    pytest.fail(f"no {what} after {timeout:.0f} s:\n{log.read_text()[-4000:]}")
+
+
+def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
+    import psycopg2
+
+    data, port, pg_port = team_folder / "data", _free_port(), _free_port()
+    env = {
+        **os.environ,
+        "WORKBANK_DATA_DIR": str(data),
+        "WORKBANK_SOURCE_DIR": str(team_folder / "sources"),
+        "WORKBANK_AUDITS_DIR": str(team_folder / "audits"),
+    }
+    env.pop("DAGSTER_HOME", None)
+    log = team_folder / "ui.log"
+    with open(log, "w") as out:
+        ui = subprocess.Popen(
+            [sys.executable, "-m", "workbank_dagster.cli", "team", "ui", "--port", str(port), "--postgres-port", str(pg_port)],
+            cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )
+    try:
+        def webserver_up() -> bool:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5) as response:
+                    return response.status == 200
+            except OSError:
+                return False
+
+        _wait(webserver_up, 240, "webserver answering /server_info", ui, log)
+        home = data / "dagster_home_team"
+        instance = dg.DagsterInstance.from_config(str(home))
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        assert type(instance.event_log_storage).__name__ == "PostgresEventLogStorage"
+        assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
+        assert instance.event_log_storage.get_pool_config().default_pool_limit == 1
+        # The daemon runs against the same Postgres: its heartbeats, the run queue's among them, are there.
+        beats = _wait(lambda: set(instance.get_daemon_heartbeats()) >= {"QUEUED_RUN_COORDINATOR", "SENSOR"} and instance.get_daemon_heartbeats(), 120, "daemon heartbeats", ui, log)
+        assert "SCHEDULER" in beats
+
+        # A run in pool `warehouse` is recorded in Postgres, with the pool's one slot.
+        @dg.asset(pool="warehouse", key=["test", "team_probe"])
+        def team_probe() -> int:
+            return 1
+
+        assert dg.materialize([team_probe], instance=instance).success
+        assert [limit.limit for limit in instance.event_log_storage.get_pool_limits() if limit.name == "warehouse"] == [1]
+        password = (data / "postgres" / "password").read_text().strip()
+        con = psycopg2.connect(host="127.0.0.1", port=pg_port, user="workbank", password=password, dbname="dagster")
+        try:
+            with con.cursor() as cur:
+                cur.execute("select count(*) from runs")
+                assert cur.fetchone()[0] == 1
+                cur.execute("show listen_addresses")
+                assert cur.fetchone()[0] == "127.0.0.1"
+        finally:
+            con.close()
+        postmaster = int((data / "postgres" / "cluster" / "postmaster.pid").read_text().split()[0])
+        assert os.stat(f"/proc/{postmaster}").st_uid != 0  # PostgreSQL refuses root; it runs as its own user
+        instance.dispose()
+    finally:
+        if ui.poll() is None:
+            ui.send_signal(signal.SIGTERM)
+        try:
+            ui.wait(timeout=240)
+        except subprocess.TimeoutExpired:
+            ui.kill()
+            pytest.fail(f"`cli team ui` did not stop within 240 s of SIGTERM:\n{log.read_text()[-4000:]}")
+    assert ui.returncode == 0, log.read_text()[-4000:]
+    assert not (data / "postgres" / "cluster" / "postmaster.pid").exists()
+    assert _processes_naming(str(team_folder), f"--port {port}", f"-p {port}", f"-p {pg_port}") == []
