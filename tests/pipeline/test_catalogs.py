@@ -8,7 +8,8 @@ import dagster as dg
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.catalog import label_catalog
 from workbank_dagster.resources import Warehouse
-from workbank_dagster.sources.catalog import benchmark_catalog
+from workbank_dagster.settings import PipelineSettings
+from workbank_dagster.sources.catalog import benchmark_attribution, benchmark_catalog
 
 
 def _counts(db) -> dict[str, dict[str, int]]:
@@ -34,12 +35,18 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
         )
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", ["kept"])
-    resources = {"warehouse_db": Warehouse(db)}
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "SOURCES.md").write_text("# Benchmarks\n\n## kept\n- **Full name:** Kept Bench, 2026.\n- **License:** MIT.\n")
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(source_dir=str(tmp_path))}
 
     assert dg.materialize([benchmark_catalog], instance=instance, resources=resources).success
     after_raw = _counts(db)
     assert after_raw["raw.benchmark_prompts"] == {"kept": 1}
     assert after_raw["labeling.embedded_labels"] == {"gone": 2, "kept": 1}  # not the sources' to delete
+    with warehouse.connect(db) as con:
+        assert con.execute("select benchmark, n_prompts, error, full_name, licence from raw.benchmark_catalog").fetchall() == [
+            ("kept", 1, None, "Kept Bench, 2026.", "MIT.")
+        ]
 
     result = dg.materialize([label_catalog], instance=instance, resources=resources)
     assert result.success
@@ -50,3 +57,15 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
     (event,) = result.get_asset_materialization_events()
     deleted = event.materialization.metadata["rows_deleted"].value
     assert deleted == {"labeling.embedded_labels": 2, "labeling.embedded_judgements": 1}
+
+
+def test_benchmark_licences_come_from_sources_md(tmp_path):
+    """Each benchmark's full name and licence as the source folder's benchmarks/SOURCES.md states
+    them; a benchmark without a section, or a section without a licence line, says so."""
+    sources = tmp_path / "SOURCES.md"
+    sources.write_text("# B\n\n## alpha\n- **Full name:** Alpha Bench, 2024.\n- **License:** MIT.\n\n## beta\n- **Full name:** Beta.\n")
+    found = benchmark_attribution(sources, ["alpha", "beta", "gamma"]).set_index("benchmark")
+    assert found.loc["alpha", "full_name"] == "Alpha Bench, 2024." and found.loc["alpha", "licence"] == "MIT."
+    assert "not stated" in found.loc["beta", "licence"]
+    assert found.loc["gamma", "full_name"] == "gamma" and "no entry" in found.loc["gamma", "licence"]
+    assert list(benchmark_attribution(tmp_path / "missing.md", ["alpha"])["licence"]) == ["no entry in benchmarks/SOURCES.md: licence unknown"]

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from workbank_dagster.fingerprint import fingerprint
-from workbank_dagster.report.attribution import benchmark_sources
 from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, unchanged
 from workbank_dagster.report.figures import map_nodes
 from workbank_dagster.report.page import html_table
@@ -85,15 +84,6 @@ def test_html_table_escapes_every_cell():
     out = html_table(frame, [("benchmark", "b", None), ("example_prompt", "p", None), ("n", "n", lambda v: f"{v:,}")])
     assert "<script>" not in out and "&lt;script&gt;" in out and "&#x27;Q3&#x27;" in out
     assert '<td class="num">1,234</td>' in out
-
-
-def test_benchmark_licences_come_from_sources_md(tmp_path):
-    sources = tmp_path / "SOURCES.md"
-    sources.write_text("# B\n\n## alpha\n- **Full name:** Alpha Bench, 2024.\n- **License:** MIT.\n\n## beta\n- **Full name:** Beta.\n")
-    found = {b.slug: b for b in benchmark_sources(sources, ["alpha", "beta", "gamma"])}
-    assert found["alpha"].full_name == "Alpha Bench, 2024." and found["alpha"].licence == "MIT."
-    assert "not stated" in found["beta"].licence
-    assert "no entry" in found["gamma"].licence
 
 
 def test_data_dictionary_takes_dbt_docs_for_models_and_asset_descriptions_for_the_rest():

@@ -19,7 +19,7 @@ from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from ..sources.registry import SOURCES
 from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
-from .attribution import benchmark_sources, reference_sources
+from .attribution import reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
 from .figures import available_figures
 from .headline import headline_numbers, rejected_files
@@ -168,14 +168,13 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     exported = sorted(row["csv"] for row in json.loads(listing.read_text())) if listing.exists() else []
     downloads += [(f"../tables/{name}", name) for name in exported]
     downloads += [(f"figures/{name}.svg", f"figure: {name}.svg") for name in available_figures(frames)]
-    slugs = frames["benchmarks"]["benchmark"].tolist() if len(frames["benchmarks"]) else []
     inputs = (
         frames,
         numbers,
         settings.describe(),
         data_versions(settings),
         reference_sources(),
-        benchmark_sources(settings.benchmarks_dir / "SOURCES.md", slugs),
+        frames["benchmark_sources"],
         downloads,
     )
     path = folder / "index.html"

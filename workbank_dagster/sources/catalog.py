@@ -13,9 +13,17 @@ Two things a partitioned asset cannot do for itself:
   so the other benchmarks refresh through the marts and the report, the report says which file
   failed and why, and `report/benchmark_files_check` fails the run at its end, naming the file.
 
+Each row also says who made the benchmark and under which licence: its `## <slug>` section of the
+source folder's `benchmarks/SOURCES.md` (full name, licence). A benchmark with no section, or a
+section with no licence line, says so instead of guessing. The report shows these through
+`marts.dim_benchmark`.
+
 The dbt project reads the catalog (`stg_benchmarks__catalog`), so `dbt build` runs after it.
 """
 
+
+import re
+from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -25,6 +33,7 @@ from .. import warehouse
 from ..common import table_metadata, warehouse_step
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
+from ..settings import PipelineSettings
 from .assets import RAW_SCHEMA
 
 CATALOG_TABLE = "benchmark_catalog"
@@ -58,6 +67,28 @@ def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[st
     return {name: n for name, n in counts.items() if n}
 
 
+def _field(section: str, name: str) -> str | None:
+    match = re.search(rf"\*\*{name}:\*\*\s*(.+)", section)
+    return match.group(1).strip() if match else None
+
+
+def benchmark_attribution(sources_md: Path, slugs: list[str]) -> pd.DataFrame:
+    """benchmark, full_name, licence per slug, from the `## <slug>` sections of benchmarks/SOURCES.md."""
+    text = sources_md.read_text(encoding="utf-8") if sources_md.is_file() else ""
+    sections = {}
+    for block in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
+        head, _, body = block.partition("\n")
+        sections[head.strip()] = body
+    rows = []
+    for slug in slugs:
+        section = sections.get(slug)
+        if section is None:
+            rows.append((slug, slug, "no entry in benchmarks/SOURCES.md: licence unknown"))
+        else:
+            rows.append((slug, _field(section, "Full name") or slug, _field(section, "License") or "not stated in benchmarks/SOURCES.md"))
+    return pd.DataFrame(rows, columns=["benchmark", "full_name", "licence"]).astype("string")
+
+
 def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
     """benchmark, n_prompts, error (NULL when its files loaded), for every current partition."""
     prompts = (
@@ -80,14 +111,16 @@ def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
         dg.AssetKey([RAW_SCHEMA, "benchmark_results"]),
     ],
     **warehouse_step("sources", "team:data-engineering"),
-    description="One row per benchmark partition (prompts, and the file error if its file was rejected); the raw rows of "
+    description="One row per benchmark partition (prompts, the file error if its file was rejected, full name and licence "
+    "from benchmarks/SOURCES.md); the raw rows of "
     "every benchmark whose partition is gone are deleted first, in one transaction.",
 )
-def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
+    attribution = benchmark_attribution(pipeline_settings.resolve().benchmarks_dir / "SOURCES.md", sorted(current))
     with warehouse_db.connect() as con:
         deleted = prune_removed(con, current)
-        table = catalog(con, current)
+        table = catalog(con, current).merge(attribution, on="benchmark", how="left")
         warehouse.replace_table(con, RAW_SCHEMA, CATALOG_TABLE, table)
     if deleted:
         context.log.info(f"benchmarks without a partition removed: {deleted}")

@@ -3,5 +3,7 @@
 select
     cast(benchmark as varchar) as benchmark,
     cast(n_prompts as integer) as n_prompts,
-    cast(error as varchar) as error
+    cast(error as varchar) as error,
+    cast(full_name as varchar) as full_name,
+    cast(licence as varchar) as licence
 from {{ source('raw', 'benchmark_catalog') }}
