@@ -4,6 +4,7 @@ deletes its raw rows and `labeling/label_catalog` its labeling rows; neither tou
 from __future__ import annotations
 
 import dagster as dg
+import pandas as pd
 
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.catalog import label_catalog
@@ -69,3 +70,38 @@ def test_benchmark_licences_come_from_sources_md(tmp_path):
     assert "not stated" in found.loc["beta", "licence"]
     assert found.loc["gamma", "full_name"] == "gamma" and "no entry" in found.loc["gamma", "licence"]
     assert list(benchmark_attribution(tmp_path / "missing.md", ["alpha"])["licence"]) == ["no entry in benchmarks/SOURCES.md: licence unknown"]
+
+
+def test_source_files_are_the_files_the_loads_recorded(tmp_path):
+    """raw/source_files publishes each load's file, size and hash; a benchmark without results (its
+    optional file absent) has none, and a removed benchmark's files leave with its load records."""
+    from workbank_dagster.sources import load_memo
+    from workbank_dagster.sources.catalog import source_files
+
+    db = tmp_path / "w.duckdb"
+    frame = pd.DataFrame({"x": [1, 2]})
+    with warehouse.connect(db) as con:
+        load_memo.record(con, "raw", "onet_occupations", "a" * 64, frame, source_file="onet/occupation_data_29_3.tsv", source_bytes=123)
+        load_memo.record(con, "raw", "benchmark_prompts", "b" * 64, frame, partition="kept", source_file="benchmarks/kept.jsonl", source_bytes=45)
+        load_memo.record(con, "raw", "benchmark_results", "missing", frame.head(0), partition="kept", source_file="results/kept.csv")
+    assert dg.materialize([source_files], resources={"warehouse_db": Warehouse(db)}).success
+    with warehouse.connect(db) as con:
+        rows = con.execute("select file, bytes, sha256, raw_table, benchmark from raw.source_files order by file").fetchall()
+    assert rows == [
+        ("benchmarks/kept.jsonl", 45, "b" * 64, "benchmark_prompts", "kept"),
+        ("onet/occupation_data_29_3.tsv", 123, "a" * 64, "onet_occupations", None),
+    ]
+
+
+def test_a_memo_from_before_files_were_recorded_is_migrated(tmp_path):
+    from workbank_dagster.sources import load_memo
+
+    with warehouse.connect(tmp_path / "w.duckdb") as con:
+        con.execute("create schema raw")
+        con.execute(
+            "create table raw._source_loads (table_name VARCHAR NOT NULL, partition_key VARCHAR NOT NULL, source_sha256 VARCHAR NOT NULL, "
+            "parser_sha256 VARCHAR NOT NULL, row_count BIGINT NOT NULL, dtypes VARCHAR NOT NULL, attrs VARCHAR NOT NULL, PRIMARY KEY (table_name, partition_key))"
+        )
+        con.execute("insert into raw._source_loads values ('t', '', 'old', 'p', 0, '{}', '{}')")
+        load_memo.record(con, "raw", "u", "new", pd.DataFrame({"x": [1]}), source_file="u.csv", source_bytes=9)
+        assert con.execute("select table_name, source_file, source_bytes from raw._source_loads order by 1").fetchall() == [("t", None, None), ("u", "u.csv", 9)]

@@ -167,3 +167,19 @@ def test_analysis_and_report_read_only_marts_and_analysis():
     # The check sees a read of the labeling schema.
     assert schemas_read('con.execute("select * from labeling.judge_validation")') == {"labeling"}
     assert schemas_read("from collections.abc import Iterator") == set()
+
+
+def test_the_report_reads_no_source_file():
+    """The report shows what the warehouse was built from (marts.dim_source_file, marts.dim_benchmark);
+    it used to hash the source folder's files and read benchmarks/SOURCES.md itself at report time."""
+    import ast
+
+    reaching = {"file_sha256", "resolved_source_dir", "benchmarks_dir", "results_dir", "source_dir"}
+    found = []
+    for name in project_module_names():
+        if name.removeprefix(PACKAGE + ".").split(".")[0] == "report":
+            for node in ast.walk(ast.parse(module_path(name).read_text())):
+                used = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+                if used in reaching:
+                    found.append(f"{name}:{node.lineno} {used}")
+    assert found == []

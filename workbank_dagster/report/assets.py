@@ -13,11 +13,10 @@ import pandas as pd
 from dagster_dbt import DbtCliResource
 
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
-from ..common import file_sha256, warehouse_step
+from ..common import warehouse_step
 from ..fingerprint import fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from ..sources.registry import SOURCES
 from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
 from .attribution import reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
@@ -130,16 +129,6 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     )
 
 
-def data_versions(settings) -> pd.DataFrame:
-    """Path, size and SHA-256 of every file the run read (reference sources, benchmarks, results)."""
-    root = settings.resolved_source_dir
-    paths = [root / s.path for s in SOURCES]
-    paths += sorted(settings.benchmarks_dir.glob("*.jsonl")) if settings.benchmarks_dir.is_dir() else []
-    paths += sorted(settings.results_dir.glob("*.csv")) if settings.results_dir.is_dir() else []
-    rows = [{"file": str(p.relative_to(root)), "bytes": p.stat().st_size, "sha256": file_sha256(p)} for p in paths if p.is_file()]
-    return pd.DataFrame(rows, columns=["file", "bytes", "sha256"])
-
-
 DOWNLOADS = [
     ("../tables/DATA_DICTIONARY.md", "Data dictionary (Markdown)"),
     ("../tables/data_dictionary.csv", "Data dictionary (CSV)"),
@@ -172,7 +161,7 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
         frames,
         numbers,
         settings.describe(),
-        data_versions(settings),
+        frames["data_versions"],
         reference_sources(),
         frames["benchmark_sources"],
         downloads,

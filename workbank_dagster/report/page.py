@@ -289,8 +289,8 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
     )
     return (
         settings_html
-        + "<h3>Data versions</h3><p class='note'>The files this report was built from (the same hashes are the data versions of the "
-        "<code>files/*</code> assets in Dagster).</p>"
+        + "<h3>Data versions</h3><p class='note'>The files this report was built from, as the warehouse's loads recorded them "
+        "(the same hashes are the data versions of the <code>files/*</code> assets in Dagster).</p>"
         + versions
         + "<p class='note'>Full specification: METHOD.md in the shared data folder; the pipeline's README says how each number was measured.</p>"
     )

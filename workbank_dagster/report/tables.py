@@ -100,6 +100,8 @@ def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
         "families": FAMILY_SQL,
         "benchmarks": BENCHMARK_INDEX_SQL,
         "benchmark_sources": BENCHMARK_SOURCES_SQL,
+        # What the warehouse was built from, as its loads recorded it (reference files first).
+        "data_versions": "select file, bytes, sha256 from marts.dim_source_file order by benchmark is not null, file",
         "model_scores": MODEL_SCORES_SQL,
         **ANALYSIS_TABLES,
     }

@@ -63,6 +63,7 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
             warehouse_db, RAW_SCHEMA, source.table, digest,
             parse=lambda: source.read(path),
             write=lambda con, frame: warehouse.replace_table(con, RAW_SCHEMA, source.table, frame),
+            source_file=source.path, source_bytes=path.stat().st_size,
         )
         context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
         return dg.MaterializeResult(

@@ -50,6 +50,8 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
                 parse=lambda key=key, path=path, digest=digest: parse(key, path, digest),
                 write=lambda con, frame, key=key: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
                 partition=key,
+                # As the source folder names it (benchmarks/<slug>.jsonl, results/<slug>.csv).
+                source_file=f"{path.parent.name}/{path.name}", source_bytes=path.stat().st_size if path.is_file() else None,
             )
             reused += not parsed
         except SourceFormatError as exc:

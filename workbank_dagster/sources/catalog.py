@@ -34,7 +34,9 @@ from ..common import table_metadata, warehouse_step
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
+from . import load_memo
 from .assets import RAW_SCHEMA
+from .registry import SOURCES
 
 CATALOG_TABLE = "benchmark_catalog"
 ERRORS_TABLE = "_benchmark_file_errors"
@@ -134,3 +136,36 @@ def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehouse
             "files_rejected": dg.MetadataValue.json(dict(zip(failed["benchmark"], failed["error"]))),
         }
     )
+
+
+FILES_TABLE = "source_files"
+FILES_COLUMNS = ["file", "bytes", "sha256", "raw_table", "benchmark"]
+
+
+def files_read(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every file the raw tables now hold rows of: path (relative to the source folder), size,
+    SHA-256, the raw table, the benchmark ('' → NULL for a whole-table source), from the loads'
+    own records (`raw._source_loads`); an absent optional file (a benchmark without results) is not
+    one."""
+    if not warehouse.table_exists(con, RAW_SCHEMA, load_memo.MEMO_TABLE):
+        return pd.DataFrame(columns=FILES_COLUMNS).astype({c: "string" for c in FILES_COLUMNS} | {"bytes": "Int64"})
+    frame = con.execute(
+        f"SELECT source_file AS file, source_bytes AS bytes, source_sha256 AS sha256, table_name AS raw_table, "
+        f"nullif(partition_key, '') AS benchmark FROM {RAW_SCHEMA}.{load_memo.MEMO_TABLE} "
+        "WHERE source_file IS NOT NULL AND source_sha256 <> 'missing' ORDER BY raw_table, benchmark NULLS FIRST"
+    ).df()
+    return frame.astype({"file": "string", "bytes": "Int64", "sha256": "string", "raw_table": "string", "benchmark": "string"})
+
+
+@dg.asset(
+    key=[RAW_SCHEMA, FILES_TABLE],
+    deps=[*(dg.AssetKey([RAW_SCHEMA, s.table]) for s in SOURCES), dg.AssetKey([RAW_SCHEMA, CATALOG_TABLE])],
+    **warehouse_step("sources", "team:data-engineering"),
+    description="Every file the raw tables were loaded from: path, bytes and SHA-256 as each load recorded them "
+    "(raw._source_loads), after the rows of removed benchmarks left; the report's data versions.",
+)
+def source_files(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    with warehouse_db.connect() as con:
+        table = files_read(con)
+        warehouse.replace_table(con, RAW_SCHEMA, FILES_TABLE, table)
+    return dg.MaterializeResult(metadata=table_metadata(table))

@@ -2,8 +2,9 @@
 
 A warm run used to parse and validate every source file again (about 8 of its 60 seconds). Now
 each load is recorded in `raw._source_loads` after its rows are written: the table, the partition
-('' for a whole table), the file's SHA-256, a fingerprint of the parser code, the row count, and
-the parsed frame's dtypes and attrs. A later load of a file with the same SHA-256 by the same
+('' for a whole table), the file's SHA-256, a fingerprint of the parser code, the row count, the
+parsed frame's dtypes and attrs, and the file's path (relative to the source folder) and size: the
+record of what was read, which `raw/source_files` publishes. A later load of a file with the same SHA-256 by the same
 parser code finds the record, checks that the table still holds exactly that many rows for it,
 and reads those rows back: the same frame the parser produced, so the same metadata.
 
@@ -42,13 +43,18 @@ def _memo(schema: str) -> str:
     return f"{warehouse.quote(schema)}.{warehouse.quote(MEMO_TABLE)}"
 
 
+MEMO_COLUMNS = ["table_name", "partition_key", "source_sha256", "parser_sha256", "row_count", "dtypes", "attrs", "source_file", "source_bytes"]
+
+
 def _ensure(con: duckdb.DuckDBPyConnection, schema: str) -> None:
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {warehouse.quote(schema)}")
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {_memo(schema)} (table_name VARCHAR NOT NULL, partition_key VARCHAR NOT NULL, "
         "source_sha256 VARCHAR NOT NULL, parser_sha256 VARCHAR NOT NULL, row_count BIGINT NOT NULL, "
-        "dtypes VARCHAR NOT NULL, attrs VARCHAR NOT NULL, PRIMARY KEY (table_name, partition_key))"
+        "dtypes VARCHAR NOT NULL, attrs VARCHAR NOT NULL, source_file VARCHAR, source_bytes BIGINT, PRIMARY KEY (table_name, partition_key))"
     )
+    # A memo written before the file and its size were recorded: add them (NULL until its next load).
+    warehouse.add_columns(con, schema, MEMO_TABLE, MEMO_COLUMNS, {"source_file": "VARCHAR", "source_bytes": "BIGINT"})
 
 
 def _rows_where(partition: str | None, partition_column: str) -> tuple[str, list]:
@@ -91,14 +97,17 @@ def record(
     source_sha256: str,
     frame: pd.DataFrame,
     partition: str | None = None,
+    source_file: str | None = None,
+    source_bytes: int | None = None,
 ) -> None:
-    """Note that `frame` (already written) is what this file parsed to."""
+    """Note that `frame` (already written) is what this file (`source_file`, `source_bytes` long)
+    parsed to."""
     _ensure(con, schema)
     attrs = {k: v for k, v in frame.attrs.items() if isinstance(v, (int, float, str, bool))}
     con.execute(
-        f"INSERT OR REPLACE INTO {_memo(schema)} VALUES (?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT OR REPLACE INTO {_memo(schema)} ({', '.join(MEMO_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [table, partition or "", source_sha256, parser_code_sha256(), len(frame),
-         json.dumps({str(c): str(t) for c, t in frame.dtypes.items()}), json.dumps(attrs, sort_keys=True)],
+         json.dumps({str(c): str(t) for c, t in frame.dtypes.items()}), json.dumps(attrs, sort_keys=True), source_file, source_bytes],
     )
 
 
@@ -111,6 +120,8 @@ def reuse_or_parse(
     parse: Callable[[], pd.DataFrame],
     write: Callable[[duckdb.DuckDBPyConnection, pd.DataFrame], object],
     partition: str | None = None,
+    source_file: str | None = None,
+    source_bytes: int | None = None,
 ) -> tuple[pd.DataFrame, bool]:
     """The recorded load's rows if they still stand, else `parse()`, `write` it and record it.
 
@@ -123,5 +134,5 @@ def reuse_or_parse(
     frame = parse()
     with warehouse_db.connect() as con:
         write(con, frame)
-        record(con, schema, table, source_sha256, frame, partition=partition)
+        record(con, schema, table, source_sha256, frame, partition=partition, source_file=source_file, source_bytes=source_bytes)
     return frame, True
