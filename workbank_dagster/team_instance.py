@@ -33,6 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .runner import DAGSTER_YAML
 from .settings import REPO_ROOT, settings_at_load
 
 POSTGRES_PACKAGE = "postgresql"
@@ -40,10 +41,10 @@ DEFAULT_PORT = 5433  # not 5432: a system PostgreSQL may hold that one
 ROLE = "workbank"
 DATABASE = "dagster"
 
-TEAM_DAGSTER_YAML = """\
-# Written by workbank_dagster.team_instance (`make ui-team`); see docs/scaling.md.
-telemetry:
-  enabled: false
+# The local instance's dagster.yaml (pools, run limits, run monitoring) plus Postgres storage and the
+# run queue.
+TEAM_DAGSTER_YAML = DAGSTER_YAML + """\
+# The team instance (workbank_dagster.team_instance, `make ui-team`; docs/scaling.md).
 storage:
   postgres:
     postgres_db:
@@ -58,15 +59,6 @@ storage:
 run_coordinator:
   module: dagster._core.run_coordinator
   class: QueuedRunCoordinator
-# DuckDB allows one writer per file: every asset that touches the warehouse is in pool `warehouse`.
-concurrency:
-  pools:
-    default_limit: 1
-  runs:
-    max_concurrent_runs: 4
-run_monitoring:
-  enabled: true
-  free_slots_after_run_end_seconds: 60
 """
 
 
