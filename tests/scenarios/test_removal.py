@@ -77,7 +77,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     lines = (source_dir / "benchmarks" / "spider2-dbt.jsonl").read_text().splitlines(keepends=True)
     (sources / "benchmarks" / "spider2-dbt.jsonl").write_text("".join(lines[:10]))
     results = sources / "results" / "cybench.csv"
-    original = results.read_text()
+    original = results.read_bytes()  # as it is (read_text would turn its CRLF line ends into LF)
     frame = pd.read_csv(results)
     frame["score"] = 1.0 - frame["score"]
     frame.to_csv(results, index=False)
@@ -90,7 +90,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     # Leave: the benchmark's file and the second audit go away; the results file is as it was.
     (sources / "benchmarks" / "spider2-dbt.jsonl").unlink()
     (audits / "second-org.csv").unlink()
-    results.write_text(original)
+    results.write_bytes(original)
     _run(env)
     after, expected = _headline(root), _headline(small_base_run)
     assert after["n_benchmarks"] == expected["n_benchmarks"] == 3
