@@ -72,18 +72,27 @@ def _select_typed(frame: pd.DataFrame, view: str) -> str:
 
 
 @contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Everything in the block commits together, or, on an error (in the block or at the commit), none
+    of it does."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except Exception:
+        con.execute("ROLLBACK")
+        raise
+
+
+@contextlib.contextmanager
 def _incoming(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> Iterator[str]:
     """The frame registered as a view, inside one transaction that rolls back on any error."""
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
     view = f"_incoming_{table}"
     con.register(view, frame)
     try:
-        con.execute("BEGIN TRANSACTION")
-        yield view
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            yield view
     finally:
         con.unregister(view)
 
@@ -169,27 +178,10 @@ def add_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str, columns
     missing = [c for c in added if c not in types]
     if missing:
         raise ValueError(f"{schema}.{table}: no type given for new column(s) {missing}")
-    with_transaction = con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for column in added:
-            with_transaction.execute(f"ALTER TABLE {target} ADD COLUMN {quote(column)} {types[column]}")
-        con.execute("COMMIT")
-    except Exception:
-        con.execute("ROLLBACK")
-        raise
+            con.execute(f"ALTER TABLE {target} ADD COLUMN {quote(column)} {types[column]}")
     return added
-
-
-@contextlib.contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Everything in the block commits together, or, on an exception, none of it does."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        yield
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
