@@ -8,6 +8,7 @@ through the settings classes, so each is a typed, described, launchpad-visible s
 from __future__ import annotations
 
 import ast
+from collections.abc import Container, Iterator
 
 from workbank_dagster.settings import REPO_ROOT
 
@@ -32,29 +33,51 @@ def _is_environ(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "environ" and isinstance(node.value, ast.Name) and node.value.id == "os"
 
 
-def environment_writes(source: str) -> list[tuple[str, int]]:
-    """(enclosing function, line) of every write of os.environ (or call of os.putenv/unsetenv) in `source`."""
-    tree = ast.parse(source)
-    found = []
+def nodes_in_functions(source: str) -> Iterator[tuple[ast.AST, str]]:
+    """Every node of `source`, in order, with the function it is in ('<module>' outside any)."""
 
-    def visit(node: ast.AST, function: str) -> None:
+    def visit(node: ast.AST, function: str) -> Iterator[tuple[ast.AST, str]]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             function = node.name
-        writes = False
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
-            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
-            writes = any(isinstance(t, ast.Subscript) and _is_environ(t.value) for t in targets)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            func = node.func
-            writes = (_is_environ(func.value) and func.attr in WRITING_METHODS) or (
-                isinstance(func.value, ast.Name) and func.value.id == "os" and func.attr in ("putenv", "unsetenv")
-            )
-        if writes:
-            found.append((function, node.lineno))
+        yield node, function
         for child in ast.iter_child_nodes(node):
-            visit(child, function)
+            yield from visit(child, function)
 
-    visit(tree, "<module>")
+    yield from visit(ast.parse(source), "<module>")
+
+
+def _writes(node: ast.AST) -> bool:
+    if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+        targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+        return any(isinstance(t, ast.Subscript) and _is_environ(t.value) for t in targets)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        func = node.func
+        return (_is_environ(func.value) and func.attr in WRITING_METHODS) or (
+            isinstance(func.value, ast.Name) and func.value.id == "os" and func.attr in ("putenv", "unsetenv")
+        )
+    return False
+
+
+def _reads(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" and node.attr in ("environ", "getenv")
+
+
+def environment_writes(source: str) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every write of os.environ (or call of os.putenv/unsetenv) in `source`."""
+    return [(function, node.lineno) for node, function in nodes_in_functions(source) if _writes(node)]
+
+
+def environment_reads(source: str) -> list[tuple[str, int]]:
+    """(enclosing function, line) of every use of os.environ or os.getenv in `source`."""
+    return [(function, node.lineno) for node, function in nodes_in_functions(source) if _reads(node)]
+
+
+def outside(detector, allowed: Container[tuple[str, str]]) -> list[str]:
+    """`file:line (function)` of every place in the package `detector` finds that `allowed` does not name."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        found += [f"{relative}:{line} ({function})" for function, line in detector(path.read_text(encoding="utf-8")) if (relative, function) not in allowed]
     return found
 
 
@@ -70,39 +93,11 @@ def test_the_detector_finds_each_kind_of_write():
 
 
 def test_nothing_in_the_package_writes_the_environment_but_point_dbt_at():
-    writes = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE).as_posix()
-        for function, line in environment_writes(path.read_text(encoding="utf-8")):
-            if (relative, function) not in ALLOWED:
-                writes.append(f"{relative}:{line} ({function})")
-    assert writes == []
-
-
-def environment_reads(source: str) -> list[tuple[str, int]]:
-    """(enclosing function, line) of every use of os.environ or os.getenv in `source`."""
-    found = []
-
-    def visit(node: ast.AST, function: str) -> None:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            function = node.name
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" and node.attr in ("environ", "getenv"):
-            found.append((function, node.lineno))
-        for child in ast.iter_child_nodes(node):
-            visit(child, function)
-
-    visit(ast.parse(source), "<module>")
-    return found
+    assert outside(environment_writes, ALLOWED) == []
 
 
 def test_the_environment_is_read_only_where_readers_says():
     """fetch.py read WORKBANK_UPSTREAM_BASE itself, outside the settings: no type check, no launchpad
     field, no line in the settings table. It is now the setting `upstream_base`."""
     assert environment_reads("import os\ndef f():\n    return os.getenv('A'), os.environ['B']\n") == [("f", 3), ("f", 3)]
-    unexpected = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE).as_posix()
-        for function, line in environment_reads(path.read_text(encoding="utf-8")):
-            if (relative, function) not in READERS:
-                unexpected.append(f"{relative}:{line} ({function})")
-    assert unexpected == []
+    assert outside(environment_reads, READERS) == []

@@ -139,7 +139,7 @@ def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehouse
 
 
 FILES_TABLE = "source_files"
-FILES_COLUMNS = ["file", "bytes", "sha256", "raw_table", "benchmark"]
+FILES_TYPES = {"file": "string", "bytes": "Int64", "sha256": "string", "raw_table": "string", "benchmark": "string"}
 
 
 def files_read(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
@@ -148,13 +148,13 @@ def files_read(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     own records (`raw._source_loads`); an absent optional file (a benchmark without results) is not
     one."""
     if not warehouse.table_exists(con, RAW_SCHEMA, load_memo.MEMO_TABLE):
-        return pd.DataFrame(columns=FILES_COLUMNS).astype({c: "string" for c in FILES_COLUMNS} | {"bytes": "Int64"})
+        return pd.DataFrame(columns=list(FILES_TYPES)).astype(FILES_TYPES)
     frame = con.execute(
         f"SELECT source_file AS file, source_bytes AS bytes, source_sha256 AS sha256, table_name AS raw_table, "
         f"nullif(partition_key, '') AS benchmark FROM {RAW_SCHEMA}.{load_memo.MEMO_TABLE} "
         "WHERE source_file IS NOT NULL AND source_sha256 <> 'missing' ORDER BY raw_table, benchmark NULLS FIRST"
     ).df()
-    return frame.astype({"file": "string", "bytes": "Int64", "sha256": "string", "raw_table": "string", "benchmark": "string"})
+    return frame.astype(FILES_TYPES)
 
 
 @dg.asset(
