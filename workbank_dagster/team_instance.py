@@ -212,7 +212,7 @@ class PostgresCluster:
                 continue
             try:
                 cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                ppid = int(_stat_fields(entry)[1])
             except (OSError, ValueError, IndexError):
                 continue
             if str(self.data) in cmdline or (postmaster is not None and ppid == postmaster):
@@ -222,7 +222,7 @@ class PostgresCluster:
     def stop(self, timeout: float = 60.0) -> None:
         """Stop the cluster (fast shutdown: sessions end, nothing half-written stays) and wait until
         no process of it remains; a TeamInstanceError names those that do."""
-        if self.pid() is not None and self.initialized():
+        if self.pid() is not None:
             binaries, user = postgres_bin(install=False), service_user()
             self._run([str(binaries / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", str(int(timeout)), "stop"], user)
         deadline = time.monotonic() + timeout
@@ -232,15 +232,23 @@ class PostgresCluster:
             raise TeamInstanceError(f"PostgreSQL processes still running after stop: {left}")
 
 
+def _stat_fields(proc: Path) -> list[str]:
+    """The fields of /proc/<pid>/stat after the command name: state, ppid, …"""
+    return (proc / "stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _alive(pid: int) -> bool:
+    """A process with this id exists and is not a zombie (one its parent has not reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.is_file() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    try:
+        return _stat_fields(Path(f"/proc/{pid}"))[0] != "Z"
+    except OSError:
+        return False
 
 
 def _check_reachable(folder: Path, user: pwd.struct_passwd) -> None:
