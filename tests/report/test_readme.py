@@ -101,3 +101,14 @@ def test_the_backends_compared_are_judged_against_the_gate_from_the_figures():
     assert "judges `v3` / `v4`: same top-1 family; occupation; task | 98.0% / 98.0%; 96.0% / 94.0%; 99.0% / 99.0%" in table
     assert "family ≥ 97.0%, occupation ≥ 95.0%: not met" in table and "backends compared at abc (d)" in table
     assert "torch backend" not in readme.speed_table(_bench())
+
+
+def test_the_int8_probe_is_judged_against_the_gate_from_its_figures():
+    probe = {"commit": "abc", "date": "d", "machine": {"cpu": "Intel"}, "texts": {"task_statements": 18796, "prompts": 1052},
+             "speedup": 1.75, "gate": {"family_top1": 0.97, "occupation_top1": 0.95},
+             "prompts_agreeing": {"task": 0.74, "occupation": 0.75, "family": 0.81, "vote_occupation": 0.70, "vote_family": 0.82}}
+    table = readme.speed_table(_bench(quantized_probe=probe))
+    assert "| 74.0%; 70.0% and 82.0%, 1.75× faster | far below the gate: fp32 stays the default |" in table
+    assert "int8 probe at abc (d, Intel)" in table
+    close = {**probe, "prompts_agreeing": {**probe["prompts_agreeing"], "vote_occupation": 0.96, "vote_family": 0.98}}
+    assert "near the gate: worth a full labeled run" in readme.speed_table(_bench(quantized_probe=close))

@@ -35,6 +35,7 @@ BARS = {
     ("gdpval", "all", "labels_per_labeled_prompt"): ("labels per labeled GDPval prompt", "≤ 3", lambda v: v <= 3),
     ("theagentcompany", "family", "top1"): ("TheAgentCompany family top-1", "≥ 0.70", lambda v: v >= 0.70),
 }
+REFERENCE_SUBSETS = ("holdout", "tune", "all")
 REFERENCE_LEVELS = (
     ("task", "task, exact ID"),
     ("task_same_statement", "task, identical statements as one"),
@@ -180,20 +181,28 @@ def validation_table(run: RunOutputs) -> str:
     for level, label in REFERENCE_LEVELS:
         cells = [label]
         for labeler in labelers:
-            p = run.figure(labeler, "reference", "all", "all", level, "precision")[0]
-            r = run.figure(labeler, "reference", "all", "all", level, "recall")[0]
-            cells.append(f"{num(p)} / {num(r)}")
+            for subset in REFERENCE_SUBSETS:
+                p = run.figure(labeler, "reference", subset, "all", level, "precision")[0]
+                r = run.figure(labeler, "reference", subset, "all", level, "recall")[0]
+                cells.append(f"{num(p)} / {num(r)}")
         ref_rows.append(cells)
-    ref_rows.append(["labels per prompt", *(num(run.figure(labeler, "reference", "all", "all", "all", "labels_per_prompt")[0], 2) for labeler in labelers)])
-    n_ref = run.figure(active, "reference", "all", "all", "task", "precision")[3]
+    ref_rows.append(
+        [
+            "labels per prompt",
+            *(num(run.figure(labeler, "reference", subset, "all", "all", "labels_per_prompt")[0], 2) for labeler in labelers for subset in REFERENCE_SUBSETS),
+        ]
+    )
+    n_ref = {subset: run.figure(active, "reference", subset, "all", "task", "precision")[3] for subset in REFERENCE_SUBSETS}
+    ref_header = ["level", *(f"{_labeler_name(name, active)}, {subset}" for name in labelers for subset in REFERENCE_SUBSETS)]
     return (
         intro
         + _table(header, rows)
         + "\n".join(tune)
         + "\n"
         + _table(["tune half", *(_labeler_name(name, active) for name in labelers)], tune_rows)
-        + f"\nReference set ({num(n_ref)} prompts labeled by task ID), micro precision / recall:\n\n"
-        + _table(["level", *(_labeler_name(name, active) for name in labelers)], ref_rows)
+        + f"\nReference set ({num(n_ref['all'])} prompts labeled by task ID), micro precision / recall, on the `holdout` half of its "
+        f"split by benchmark ({num(n_ref['holdout'])} prompts, not tuned on), the `tune` half ({num(n_ref['tune'])}) and all:\n\n"
+        + _table(ref_header, ref_rows)
     )
 
 
@@ -306,6 +315,18 @@ def speed_table(bench: dict) -> str:
                 + ("met" if all(j[key] >= bar for j in judges.values() for key, bar in gate.items()) else "not met"),
             ]
         )
+    probe = bench.get("quantized_probe")
+    if probe:
+        agree, gate = probe["prompts_agreeing"], probe["gate"]
+        below = agree["vote_family"] < gate["family_top1"] or agree["vote_occupation"] < gate["occupation_top1"]
+        rows.append(
+            [
+                f"int8 model (dynamic, per channel; bench/quantized_probe.py) against fp32, {num(probe['texts']['prompts'])} prompts and "
+                f"{num(probe['texts']['task_statements'])} tasks: same nearest task; occupation and family of a 10-task vote",
+                f"{pct(agree['task'])}; {pct(agree['vote_occupation'])} and {pct(agree['vote_family'])}, {probe['speedup']:.2f}× faster",
+                "far below the gate: fp32 stays the default" if below else "near the gate: worth a full labeled run",
+            ]
+        )
     rows += [
         ["peak resident memory of one process: cold run / warm run", f"{num(bench.get('peak_rss_mb_cold'))} MB / {num(bench.get('peak_rss_mb_warm'))} MB", goal("peak_rss_mb")],
     ]
@@ -323,7 +344,8 @@ def speed_table(bench: dict) -> str:
                 "near-linear time, bounded memory",
             ]
         )
-    measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {}), **({"backends compared": agreement} if agreement else {})}
+    measured = {**bench.get("measured", {}), **({"tests": suite} if suite else {}), **({"backends compared": agreement} if agreement else {}),
+                **({"int8 probe": probe} if probe else {})}
     when = "; ".join(
         f"{phase} at {m.get('commit')} ({m.get('date')}{f', {cpu_of(m)}' if cpu_of(m) else ''})" for phase, m in sorted(measured.items())
     )
