@@ -8,11 +8,14 @@ labels SUBJECT's prompts twice with judges v3 and v4, exactly as the embedded ju
 (`matching.judge_v3_rows`, `matching.judge_v4_rows`):
 
 - `alone`: SUBJECT's prompts only;
-- `beside`: SUBJECT's prompts with the OTHERs', in the asset's order (benchmark, prompt_id).
+- `beside`: SUBJECT's prompts with the OTHERs', in the asset's order (benchmark, prompt_id);
+- `renamed`: as `beside`, with SUBJECT under another slug (`RENAMED`, which sorts before every
+  other): a judge may use what a benchmark's prompts share, never its name. Its rows are written
+  back under SUBJECT's slug.
 
 Each labeling embeds its prompts into an empty embedding store of its own, so what a prompt's
 vector was batched with differs too. SUBJECT's label and judgement rows of each labeling are
-written to OUT_DIR as `{alone|beside}_{v3|v4}_{labels|judgements}.parquet`. The process's BLAS
+written to OUT_DIR as `{alone|beside|renamed}_{v3|v4}_{labels|judgements}.parquet`. The process's BLAS
 kernel is whatever its environment selects (OPENBLAS_CORETYPE).
 """
 
@@ -34,6 +37,8 @@ from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources import onet
 from workbank_dagster.sources.benchmarks import read_benchmark_prompts
 
+RENAMED = "aaa-renamed"
+
 
 def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: list[str]) -> None:
     embedder = Embedder()
@@ -54,15 +59,18 @@ def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: l
     prompts = pd.concat([read_benchmark_prompts(source_dir / "benchmarks" / f"{slug}.jsonl") for slug in [subject, *others]])
     prompts = prompts.sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)[["benchmark", "prompt_id", "prompt", "prompt_hash"]]
     out.mkdir(parents=True, exist_ok=True)
-    for scenario, slugs in (("alone", [subject]), ("beside", [subject, *others])):
+    renamed = prompts.assign(benchmark=prompts["benchmark"].replace(subject, RENAMED)).sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
+    for scenario, frame, slugs in (("alone", prompts, [subject]), ("beside", prompts, [subject, *others]), ("renamed", renamed, [RENAMED, *others])):
         embeddings = Embeddings(EmbeddingStore(out / f"{scenario}_embeddings.sqlite"), embedder)
-        embedded = embed_prompts(prompts[prompts["benchmark"].isin(slugs)].reset_index(drop=True), embeddings)
+        embedded = embed_prompts(frame[frame["benchmark"].isin(slugs)].reset_index(drop=True), embeddings)
         for judge, (labels, judgements) in (
             ("v3", judge_v3_rows(embedded, index, settings)),
             ("v4", judge_v4_rows(embedded, index, knowledge, settings)),
         ):
-            labels[labels["benchmark"] == subject].reset_index(drop=True).to_parquet(out / f"{scenario}_{judge}_labels.parquet")
-            judgements[judgements["benchmark"] == subject].reset_index(drop=True).to_parquet(out / f"{scenario}_{judge}_judgements.parquet")
+            for rows, what in ((labels, "labels"), (judgements, "judgements")):
+                mine = rows[rows["benchmark"] == slugs[0]].reset_index(drop=True)
+                mine["benchmark"] = mine["benchmark"].replace(RENAMED, subject)
+                mine.to_parquet(out / f"{scenario}_{judge}_{what}.parquet")
 
 
 if __name__ == "__main__":
