@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,11 @@ from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Na
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
 from workbank_dagster.labeling.validation import (
+    read_reference,
+    read_reference_split,
     read_split,
+    reference_halves,
+    reference_subsets,
     score_against_dev,
     score_against_reference,
     split_half,
@@ -299,6 +304,23 @@ def test_committed_split_is_the_hash_rule():
         rows = list(csv.DictReader(handle))
     assert len(rows) == 32 and all(split_half(r["benchmark"], r["group"]) == r["half"] for r in rows)
     assert read_split(path)[("gdpval", "Lawyers")] == "holdout"
+
+
+def test_committed_reference_split_is_the_hash_rule_and_covers_the_reference_set():
+    path = REPO_ROOT / "reference" / "reference_split.csv"
+    split = read_reference_split(path)
+    reference = read_reference(REPO_ROOT / "reference" / "reference_labels.jsonl")
+    assert split == reference_halves(reference["benchmark"])
+    assert sorted(split.values()).count("tune") == sorted(split.values()).count("holdout") == 6
+    subsets = reference_subsets(reference, split, path)
+    assert len(subsets["tune"]) + len(subsets["holdout"]) == len(subsets["all"]) == len(reference)
+    assert set(subsets["holdout"]["benchmark"]).isdisjoint(subsets["tune"]["benchmark"])
+
+
+def test_a_reference_benchmark_outside_the_committed_split_is_refused():
+    reference = pd.DataFrame({"benchmark": ["gdpval", "newbench"], "prompt_id": ["a", "b"]})
+    with pytest.raises(ValueError, match=r"reference_split.csv: benchmarks \['newbench'\]"):
+        reference_subsets(reference, {"gdpval": "holdout"}, Path("reference/reference_split.csv"))
 
 
 def _gold():

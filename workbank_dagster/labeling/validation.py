@@ -11,7 +11,9 @@ Two yardsticks (METHOD.md §3):
 - the reference set in `reference/`: task IDs chosen by careful reading (see its guide), scored as
   micro precision and recall by exact Task ID (METHOD.md §1), and beside it two secondary figures:
   tasks whose statements are identical in several occupations counted as one task, and detailed
-  work activities (DWAs, through O*NET's Tasks to DWAs); then occupation and family level.
+  work activities (DWAs, through O*NET's Tasks to DWAs); then occupation and family level. It is
+  split by benchmark into a `tune` and a `holdout` half (`reference/reference_split.csv`, committed
+  before any tuning on it): the benchmarks ranked by a SHA-256 of their slug, the first half tune.
 
 An abstained prompt (status `abstained`: the judge said it was not confident) is a miss: it counts
 against top-1 and precision exactly like a wrong label, so abstaining cannot buy precision. The
@@ -47,6 +49,7 @@ ROLE_FAMILIES = {
 SPLIT_GROUP = {"gdpval": "occupation", "theagentcompany": "role"}
 SPLIT_SALT = "labels-dev-split-v1"
 HALVES = ("tune", "holdout")
+REFERENCE_SPLIT_SALT = "reference-split-v1"
 Z95 = 1.959963984540054
 
 
@@ -54,6 +57,30 @@ def split_half(benchmark: str, group: str) -> str:
     """The half of labels_dev a group (an occupation, a role) belongs to: parity of a SHA-256."""
     digest = hashlib.sha256(f"{SPLIT_SALT}:{benchmark}:{group}".encode()).hexdigest()
     return "tune" if int(digest, 16) % 2 == 0 else "holdout"
+
+
+def reference_halves(benchmarks: Iterable[str]) -> dict[str, str]:
+    """benchmark → half of the reference set: ranked by a SHA-256 of the salted slug, the first
+    half (rounded down) `tune`, the rest `holdout`. A rank, not a parity, so that the 12 benchmarks
+    split 6 and 6 (a parity put 3 in tune). Made once and committed; `read_reference_split` reads it."""
+    ranked = sorted(set(benchmarks), key=lambda b: hashlib.sha256(f"{REFERENCE_SPLIT_SALT}:{b}".encode()).hexdigest())
+    return {b: ("tune" if i < len(ranked) // 2 else "holdout") for i, b in enumerate(ranked)}
+
+
+def read_reference_split(path: Path) -> dict[str, str]:
+    """benchmark → half, from the committed reference split file."""
+    with open(path, encoding="utf-8", newline="") as handle:
+        return {row["benchmark"]: row["half"] for row in csv.DictReader(handle)}
+
+
+def reference_subsets(reference: pd.DataFrame, split: dict[str, str], path: Path) -> dict[str, pd.DataFrame]:
+    """The reference rows of each half and of both ("all"). A benchmark the committed split does not
+    know is refused rather than put in a half: the split is made once, before tuning."""
+    unknown = sorted(set(reference["benchmark"]) - set(split))
+    if unknown:
+        raise ValueError(f"{path}: benchmarks {unknown} of the reference set are not in the committed reference split")
+    halves = reference["benchmark"].map(split)
+    return {"all": reference, **{half: reference[halves == half] for half in HALVES}}
 
 
 def read_split(path: Path) -> dict[tuple[str, str], str]:

@@ -11,18 +11,30 @@ from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
 from .assets import LABELING_SCHEMA, judgements_table, labels_table
 from .catalog import CATALOG_TABLE
-from .validation import REFERENCE_LEVELS, dev_gold, read_reference, read_split, score_against_dev, score_against_reference, statement_groups
+from .validation import (
+    REFERENCE_LEVELS,
+    dev_gold,
+    read_reference,
+    read_reference_split,
+    read_split,
+    reference_subsets,
+    score_against_dev,
+    score_against_reference,
+    statement_groups,
+)
 
 REFERENCE_LABELS = REPO_ROOT / "reference" / "reference_labels.jsonl"
 LABELS_DEV_SPLIT = REPO_ROOT / "reference" / "labels_dev_split.csv"
+REFERENCE_SPLIT = REPO_ROOT / "reference" / "reference_split.csv"
 VALIDATION_TABLE = "judge_validation"
 VALIDATION_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
 
 
-def validation_rows(labeler: str, dev: list[dict], reference: dict | None) -> list[dict]:
+def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict]) -> list[dict]:
+    """The table's rows: the labels_dev figures, then the reference set's of each subset (all, tune, holdout)."""
     rows = [{"labeler": labeler, "yardstick": "labels_dev", **figure} for figure in dev]
-    if reference:
-        common = {"labeler": labeler, "yardstick": "reference", "subset": "all", "benchmark": "all", "ci_low": None, "ci_high": None}
+    for subset, reference in references.items():
+        common = {"labeler": labeler, "yardstick": "reference", "subset": subset, "benchmark": "all", "ci_low": None, "ci_high": None}
         n = reference["n_prompts"]
         for level in REFERENCE_LEVELS:
             if level in reference:
@@ -49,7 +61,8 @@ def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
     **warehouse_step("labeling", "team:labeling"),
     description="Each judge scored against benchmarks/labels_dev, per half of the committed split (family and occupation "
     "top-1, occupation precision, labels per labeled prompt, abstained share; Wilson 95% intervals) and against the "
-    "reference set (precision/recall by exact task ID, same statement, DWA, occupation, family).",
+    "reference set, per half of its committed split and in all (precision/recall by exact task ID, same statement, "
+    "DWA, occupation, family).",
 )
 def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
@@ -75,23 +88,27 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
             task_dwas.setdefault(int(task_id), set()).add(dwa_id)
     gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
+    reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
     rows, summary = [], {}
     for labeler, group in (labels.groupby("labeler") if labels is not None else []):
         judged = set(zip(group["benchmark"], group["prompt_id"]))
         mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
         skipped = set(zip(mine["benchmark"], mine["prompt_id"]))
         dev = score_against_dev(group, task_occupation, gold, skipped)
-        # Score the reference set only on benchmarks this labeler has labeled at all.
-        ref_rows = reference[reference["benchmark"].isin({b for b, _ in judged | skipped})] if reference is not None else None
-        ref = (
-            score_against_reference(group, task_occupation, ref_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped)
-            if ref_rows is not None and len(ref_rows)
-            else None
-        )
-        rows.extend(validation_rows(labeler, dev, ref))
+        # Score the reference set only on benchmarks this labeler has labeled at all, per half.
+        refs = {}
+        if reference is not None:
+            mine_ref = reference[reference["benchmark"].isin({b for b, _ in judged | skipped})]
+            for subset, subset_rows in reference_subsets(mine_ref, reference_split, REFERENCE_SPLIT).items():
+                if len(subset_rows):
+                    refs[subset] = score_against_reference(
+                        group, task_occupation, subset_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped
+                    )
+        rows.extend(validation_rows(labeler, dev, refs))
         summary[labeler] = {
             "holdout": {f"{f['benchmark']}:{f['level']}:{f['metric']}": f["value"] for f in dev if f["subset"] == "holdout"},
-            "reference": ref,
+            "reference": refs.get("all"),
+            "reference_holdout": refs.get("holdout"),
         }
     table = pd.DataFrame(rows, columns=VALIDATION_COLUMNS).astype(
         {"value": "Float64", "ci_low": "Float64", "ci_high": "Float64", "n_prompts": "Int64"}
