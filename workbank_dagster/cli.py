@@ -104,7 +104,9 @@ def readme_command(*, check: bool) -> int:
     coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
     comparison_path = REPO_ROOT / "bench" / "warm_comparison.json"
     comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
-    rendered = readme.sections(run, bench, coverage, comparison, configurables=configurables())
+    variants_path = REPO_ROOT / "bench" / "judge_variants.json"
+    variants = json.loads(variants_path.read_text()) if variants_path.is_file() else None
+    rendered = readme.sections(run, bench, coverage, comparison, variants, configurables=configurables())
     texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
     held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
     missing = sorted(set(rendered) - set(held))

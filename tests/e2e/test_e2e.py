@@ -177,12 +177,42 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
     coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
     comparison = json.loads((REPO_ROOT / "bench" / "warm_comparison.json").read_text())
+    variants = json.loads((REPO_ROOT / "bench" / "judge_variants.json").read_text())
     texts = {path.relative_to(REPO_ROOT).as_posix(): path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
-    rendered = readme.sections(run, bench, coverage, comparison, configurables=configurables())
+    rendered = readme.sections(run, bench, coverage, comparison, variants, configurables=configurables())
     held = readme.held_blocks(texts)
     assert set(held) == set(rendered), f"blocks held {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}
     assert not stale, "README.md or docs/ is stale (run `python -m workbank_dagster.cli readme`): " + ", ".join(stale)
+
+
+def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, monkeypatch):
+    """bench/judge_variants.py labels with the pipeline's own functions: its `v4` figures, on both
+    halves of both yardsticks, are the run's (marts.fct_judge_validation), so a variant it measures
+    is measured against the judge the pipeline runs."""
+    from workbank_dagster.labeling.judges import EmbeddedJudgeV4
+    from workbank_dagster.settings import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "bench"))
+    from judge_variants import FIGURES, Bench, figures
+
+    bench = Bench(pipeline_run["root"] / "data", Path(pipeline_run["env"]["WORKBANK_CACHE_DIR"]))
+    judge = EmbeddedJudgeV4()
+    labels, judgements, _ = bench.label(judge, bench.embedded)
+    mine = figures(bench, bench.per_prompt(labels, judgements))
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        run = {
+            tuple(key): value
+            for *key, value in con.execute(
+                "select yardstick, subset, benchmark, level, metric, value from marts.fct_judge_validation where labeler = ?", [judge.labeler]
+            ).fetchall()
+        }
+    finally:
+        con.close()
+    for half in ("tune", "holdout"):
+        for name, (yardstick, benchmark, level, metric) in FIGURES.items():
+            assert mine[f"{half}:{name}"] == pytest.approx(run[(yardstick, half, benchmark, level, metric)], abs=1e-4), (half, name)
 
 
 def test_every_dbt_check_passed(pipeline_run, monkeypatch):

@@ -112,3 +112,17 @@ def test_the_int8_probe_is_judged_against_the_gate_from_its_figures():
     assert "int8 probe at abc (d, Intel)" in table
     close = {**probe, "prompts_agreeing": {**probe["prompts_agreeing"], "vote_occupation": 0.96, "vote_family": 0.98}}
     assert "near the gate: worth a full labeled run" in readme.speed_table(_bench(quantized_probe=close))
+
+
+def test_the_judge_variants_are_written_from_their_file():
+    figures = {f"{half}:{key}": 0.5 for half in ("tune", "holdout") for key, _ in readme.JUDGE_VARIANT_FIGURES}
+    variant = {"figures": {**figures, "labels_per_labeled_prompt": 2.5}, "candidate_recall": {"all": {"task": 0.3}}}
+    variants = {
+        "commit": "abc", "date": "d", "prompts": 3650, "benchmarks": ["a", "b"],
+        "variants": {"v4": variant, "context0": {**variant, "change_against_v4": {"holdout:reference_task_precision": [-0.01, -0.03, 0.01]}}},
+        "stability_v4": {"share_changed_all": 0.005, "prompts_compared": 7042, "per_benchmark": {"a": 0.0, "b": 0.026}},
+    }
+    text = readme.judge_variants_text(variants)
+    assert "| reference task precision | 0.500 | 0.500 (-0.010; -0.030 to +0.010) |" in text
+    assert "| TheAgentCompany family top-1 | 0.500 | 0.500 |" in text
+    assert "label sets of 0.5% of the 7,042 prompts labeled before change (most in b: 2.6%)" in text

@@ -477,11 +477,58 @@ def warm_comparison_text(comparison: dict) -> str:
     )
 
 
+JUDGE_VARIANT_FIGURES = (
+    ("theagentcompany_family_top1", "TheAgentCompany family top-1"),
+    ("gdpval_family_top1", "GDPval family top-1"),
+    ("gdpval_occupation_top1", "GDPval occupation top-1"),
+    ("reference_occupation_precision", "reference occupation precision"),
+    ("reference_family_precision", "reference family precision"),
+    ("reference_task_precision", "reference task precision"),
+)
+
+
+def judge_variants_text(variants: dict) -> str:
+    """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 on the `tune`
+    halves (where one chooses), then its paired change against v4 on the `holdout` halves, and the
+    stability of v4's labels."""
+    names = list(variants["variants"])
+    tune_rows, holdout_rows = [], []
+    for key, label in JUDGE_VARIANT_FIGURES:
+        tune_rows.append([label, *(num(variants["variants"][n]["figures"][f"tune:{key}"], 3) for n in names)])
+        cells = [label]
+        for n in names:
+            value = variants["variants"][n]["figures"][f"holdout:{key}"]
+            change = variants["variants"][n].get("change_against_v4", {}).get(f"holdout:{key}")
+            cells.append(num(value, 3) + (f" ({change[0]:+.3f}; {change[1]:+.3f} to {change[2]:+.3f})" if change else ""))
+        holdout_rows.append(cells)
+    recall = [num(variants["variants"][n]["candidate_recall"]["all"]["task"], 3) for n in names]
+    tune_rows.append(["reference candidate recall, task (all)", *recall])
+    tune_rows.append(["labels per labeled prompt (these benchmarks)", *(num(variants["variants"][n]["figures"]["labels_per_labeled_prompt"], 2) for n in names)])
+    header = ["", *(f"`{n}`" for n in names)]
+    text = (
+        f"Measured at {variants['commit']} ({variants['date']}) on {num(variants['prompts'])} prompts of the {len(variants['benchmarks'])} "
+        "benchmarks the yardsticks cover. `tune` halves, where a variant is chosen:\n\n"
+        + _table(header, tune_rows)
+        + "\n`holdout` halves, for reporting only: each figure, then its paired change against `v4` on the same prompts and a 95% interval:\n\n"
+        + _table(header, holdout_rows)
+    )
+    stability = variants.get("stability_v4")
+    if stability:
+        worst = max(stability["per_benchmark"].items(), key=lambda item: item[1])
+        text += (
+            f"\nStability of `v4`: when the last eleventh of each benchmark's prompts is added, the label sets of "
+            f"{pct(stability['share_changed_all'])} of the {num(stability['prompts_compared'])} prompts labeled before change "
+            f"(most in {worst[0]}: {pct(worst[1])}).\n"
+        )
+    return text
+
+
 def sections(
     run: RunOutputs,
     bench: dict | None,
     coverage: dict | None = None,
     comparison: dict | None = None,
+    variants: dict | None = None,
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
@@ -506,6 +553,8 @@ def sections(
         rendered["interval"] = interval_text(coverage)
     if comparison is not None:
         rendered["warm_comparison"] = warm_comparison_text(comparison)
+    if variants is not None:
+        rendered["judge_variants"] = judge_variants_text(variants)
     return rendered
 
 

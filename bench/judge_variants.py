@@ -1,0 +1,329 @@
+"""Variants of judge v4 scored on both halves of both yardsticks, from a finished run's data folder.
+
+    python bench/judge_variants.py DATA_DIR [--cache-dir DIR] [--variants v4,context0,...] [--stability]
+                                   [--output bench/judge_variants.json]
+
+DATA_DIR is a run's data folder (`make run` writes `data/`): its warehouse (the O*NET tables and the
+benchmark prompts), its embedding store (DATA_DIR/cache unless the run had another; every prompt is
+embedded already, so a variant costs retrieval only, about 10 s) and its occupation prior. Each variant labels the prompts of the
+benchmarks that the yardsticks cover, with the pipeline's own functions
+(`labels.retrieve_narrowed`, `EmbeddedJudgeV4.select`), and is scored as `judge_validation` scores
+a run: labels_dev per half of reference/labels_dev_split.csv, the reference set per half of
+reference/reference_split.csv. `v4` reproduces the run's figures.
+
+Choose on the `tune` halves; the `holdout` halves are for reporting. Each variant's change against
+v4 comes with a paired 95% interval over the same prompts (normal for top-1 shares, a bootstrap
+over prompts, 1,000 replicates, for micro precision).
+
+`--stability` also measures what the issue asks of a judge whose labels depend on sibling prompts:
+the share of a benchmark's prompts whose labels change when the other 10% of its prompts are added
+(every benchmark labeled without every eleventh prompt, by a hash of its id, then with them).
+
+Variants (a comma-separated list):
+- `v4`: judge v4 as the pipeline runs it;
+- `contextW`: the benchmark-context weight set to W (v4: 1.0; `context0` without, `context-1`
+  against the siblings' mean);
+- `noabstain`: no prompt abstains (v4 lets at most 20% of a benchmark's prompts abstain);
+- `siblingwordsS`: words that at least S of a benchmark's prompts use, and that O*NET's task
+  statements use at most S/4 as often ("owncloud", "rocketchat"), and URLs, taken out of the text
+  that the lexical and title/technology evidence read (the vectors are the prompts' own);
+- `taskwordsL`: inside the chosen occupations, candidate tasks ordered by cosine + L × TF-IDF
+  similarity of prompt and task statement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from run import commit  # noqa: E402
+
+from workbank_dagster.labeling import validation  # noqa: E402
+from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
+from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
+from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4  # noqa: E402
+from workbank_dagster.labeling.labels import EmbeddedPrompts, Embeddings, embed_prompts, judgement_rows, retrieve_narrowed  # noqa: E402
+from workbank_dagster.labeling.matching import LabelingRuntime, retrieval_options  # noqa: E402
+from workbank_dagster.labeling.text import without_urls  # noqa: E402
+from workbank_dagster.resources import Warehouse  # noqa: E402
+from workbank_dagster.settings import PipelineSettings  # noqa: E402
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+REPLICATES = 1000
+FIGURES = {
+    # name → (yardstick, subset, benchmark, level, metric)
+    "gdpval_family_top1": ("labels_dev", "gdpval", "family", "top1"),
+    "gdpval_occupation_top1": ("labels_dev", "gdpval", "occupation", "top1"),
+    "gdpval_occupation_precision": ("labels_dev", "gdpval", "occupation", "precision"),
+    "theagentcompany_family_top1": ("labels_dev", "theagentcompany", "family", "top1"),
+    "reference_task_precision": ("reference", "all", "task", "precision"),
+    "reference_occupation_precision": ("reference", "all", "occupation", "precision"),
+    "reference_family_precision": ("reference", "all", "family", "precision"),
+    "reference_task_recall": ("reference", "all", "task", "recall"),
+    "reference_occupation_recall": ("reference", "all", "occupation", "recall"),
+    "reference_family_recall": ("reference", "all", "family", "recall"),
+}
+
+
+def _without_words(text: str, words: set[str], min_words: int = 8) -> str:
+    """The text without its URLs and `words` (any case); the text itself if fewer than `min_words` remain."""
+    kept = re.sub(r"\s+", " ", WORD.sub(lambda m: "" if m.group(0).lower() in words else m.group(0), without_urls(text))).strip()
+    return kept if len(WORD.findall(kept)) >= min_words else text
+
+
+def _micro(outcome: dict, keys: list, level: str, column: int, sample) -> float:
+    """Micro precision (column 1) or recall (column 2) over the reference prompts `keys[sample]`."""
+    tp = sum(outcome["reference"][keys[i]][level][0] for i in sample)
+    n = sum(outcome["reference"][keys[i]][level][column] for i in sample)
+    return tp / n if n else 0.0
+
+
+class Bench:
+    """A run's data, loaded once: the task index, judge v4's knowledge, the prompts and the yardsticks."""
+
+    def __init__(self, data_dir: Path, cache_dir: Path | None = None) -> None:
+        self.settings = PipelineSettings(data_dir=str(data_dir), cache_dir=str(cache_dir or "")).resolve()
+        self.warehouse = Warehouse(self.settings.duckdb_path)
+        runtime = LabelingRuntime()
+        self.embeddings = Embeddings(EmbeddingStore(self.settings.cache_dir / "embeddings.sqlite"), Embedder())
+        self.index = runtime.task_index(self.warehouse, self.embeddings)
+        self.knowledge = load_knowledge(self.warehouse, self.index, runtime, self.settings)
+        tasks = self.warehouse.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements")
+        occupations = self.warehouse.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
+        crosswalk = self.warehouse.query("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk")
+        occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
+        self.tasks = tasks
+        self.task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
+        self.gold = validation.dev_gold(
+            self.settings.benchmarks_dir / "labels_dev", occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
+        )
+        split_path = REPO / "reference" / "reference_split.csv"
+        reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")
+        self.reference = validation.reference_subsets(reference, validation.read_reference_split(split_path), split_path)
+        self.benchmarks = sorted(set(self.gold["benchmark"]) | set(reference["benchmark"]))
+        self.prompts = partition_prompts(self.warehouse, self.benchmarks)
+        self.embedded = embed_prompts(self.prompts, self.embeddings)
+        self._task_words = None
+
+    def label(self, judge: EmbeddedJudgeV4, embedded: EmbeddedPrompts, task_words: float = 0.0) -> tuple[pd.DataFrame, pd.DataFrame, object]:
+        retrieved = retrieve_narrowed(embedded, self.index, self.knowledge, judge.narrowing, judge.evidence, **retrieval_options(self.settings))
+        if task_words:
+            self._reorder_by_task_words(retrieved, task_words)
+        decided = judge.select(retrieved.candidates, self.index, retrieved.prompts["benchmark"].tolist())
+        labels, judgements = judgement_rows(retrieved, decided, judge.labeler)
+        return labels, judgements, retrieved
+
+    def _reorder_by_task_words(self, retrieved, weight: float) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        if self._task_words is None:
+            vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True, ngram_range=(1, 2))
+            self._task_words = (vectorizer, vectorizer.fit_transform(self.index.tasks["task"].tolist()))
+        vectorizer, documents = self._task_words
+        queries = vectorizer.transform([without_urls(t) for t in retrieved.prompts["prompt"]])
+        candidates = retrieved.candidates
+        for i, positions in enumerate(candidates.task_positions):
+            if len(positions):
+                combined = candidates.task_similarity[i] + weight * (documents[positions] @ queries[i].T).toarray().ravel()
+                order = np.argsort(-combined, kind="stable")
+                candidates.task_positions[i] = positions[order]
+                candidates.task_similarity[i] = combined[order].astype(np.float32)
+
+    def without_sibling_words(self, share: float) -> EmbeddedPrompts:
+        """The embedded prompts with the text that the lexical and title evidence read stripped of
+        the words their benchmark's siblings share (see `siblingwords` above); the vectors are kept."""
+        onet = Counter()
+        for text in self.tasks["task"]:
+            onet.update({w.lower() for w in WORD.findall(text)})
+        onet_share = {w: n / len(self.tasks) for w, n in onet.items()}
+        prompts = self.embedded.prompts
+        texts = []
+        for _, group in prompts.groupby("benchmark", sort=False):
+            df = Counter()
+            for text in group["prompt"]:
+                df.update({w.lower() for w in WORD.findall(text)})
+            bar = max(5, share * len(group))
+            shared = {w for w, n in df.items() if n >= bar and onet_share.get(w, 0.0) * 4 < share}
+            texts.extend(_without_words(text, shared) for text in group["prompt"])
+        return replace(self.embedded, prompts=prompts.assign(prompt=texts))
+
+    def per_prompt(self, labels: pd.DataFrame, judgements: pd.DataFrame) -> dict:
+        """Per-prompt outcomes for the paired comparisons: top-1 hits (labels_dev) and, per reference
+        prompt, (true positives, predicted, true) at each level."""
+        abstained = set(zip(*[judgements.loc[judgements["status"] == "abstained", c] for c in ("benchmark", "prompt_id")]))
+        ranked = labels.sort_values(["benchmark", "prompt_id", "rank"]).groupby(["benchmark", "prompt_id"])["task_id"].apply(list).to_dict()
+        dev = {}
+        for row in self.gold.itertuples(index=False):
+            codes = [self.task_occupation[int(t)] for t in ranked.get((row.benchmark, row.prompt_id), [])]
+            dev[(row.benchmark, row.prompt_id)] = {
+                "half": row.half,
+                "family_top1": bool(codes) and codes[0][:2] in row.gold_families,
+                "occupation_top1": bool(codes) and codes[0] in row.gold_codes,
+                "occupation_precision": sum(c in row.gold_codes for c in codes) / len(codes) if codes else 0.0,
+            }
+        reference = {}
+        for row in self.reference["all"].itertuples(index=False):
+            key = (row.benchmark, row.prompt_id)
+            predicted = {int(t) for t in ranked.get(key, [])}
+            truth = set(row.task_ids)
+            miss = 1 if key in abstained and not predicted else 0
+            levels = {
+                "task": (predicted, truth),
+                "occupation": ({self.task_occupation[t] for t in predicted}, {self.task_occupation[t] for t in truth if t in self.task_occupation}),
+            }
+            levels["family"] = ({c[:2] for c in levels["occupation"][0]}, {c[:2] for c in levels["occupation"][1]})
+            reference[key] = {level: (len(p & t), len(p) + miss, len(t)) for level, (p, t) in levels.items()}
+        return {"dev": dev, "reference": reference, "labels_per_labeled": len(labels) / max(int((judgements["status"] == "labeled").sum()), 1),
+                "abstained_max": float(judgements.groupby("benchmark")["status"].apply(lambda s: (s == "abstained").mean()).max())}
+
+    def halves(self, subset: str) -> set[tuple[str, str]]:
+        return set(zip(self.reference[subset]["benchmark"], self.reference[subset]["prompt_id"]))
+
+
+def figures(bench: Bench, outcome: dict) -> dict:
+    out = {}
+    for half in ("tune", "holdout"):
+        for name, (yardstick, benchmark, level, metric) in FIGURES.items():
+            if yardstick == "labels_dev":
+                rows = [v for (b, _), v in outcome["dev"].items() if b == benchmark and v["half"] == half]
+                value = float(np.mean([r[f"{level}_{metric}"] for r in rows])) if rows else None
+            else:
+                keys = bench.halves(half)
+                tp, predicted, true = (sum(outcome["reference"][k][level][i] for k in keys) for i in range(3))
+                value = (tp / predicted if predicted else 0.0) if metric == "precision" else (tp / true if true else 0.0)
+            out[f"{half}:{name}"] = None if value is None else round(value, 4)
+    out["labels_per_labeled_prompt"] = round(outcome["labels_per_labeled"], 3)
+    out["abstained_share_max"] = round(outcome["abstained_max"], 3)
+    return out
+
+
+def paired(bench: Bench, base: dict, other: dict, rng: np.random.Generator) -> dict:
+    """Each figure's change against v4 on the same prompts, with a 95% interval."""
+    out = {}
+    for half in ("tune", "holdout"):
+        for name, (yardstick, benchmark, level, metric) in FIGURES.items():
+            if yardstick == "labels_dev":
+                keys = [k for k, v in base["dev"].items() if k[0] == benchmark and v["half"] == half]
+                d = np.array([float(other["dev"][k][f"{level}_{metric}"]) - float(base["dev"][k][f"{level}_{metric}"]) for k in keys])
+                mean = float(d.mean())
+                half_width = 1.959964 * float(d.std(ddof=1)) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+                out[f"{half}:{name}"] = [round(mean, 4), round(mean - half_width, 4), round(mean + half_width, 4)]
+            else:
+                keys = sorted(bench.halves(half))
+                column = 1 if metric == "precision" else 2
+                everything = range(len(keys))
+                mean = _micro(other, keys, level, column, everything) - _micro(base, keys, level, column, everything)
+                draws = [
+                    _micro(other, keys, level, column, sample) - _micro(base, keys, level, column, sample)
+                    for sample in (rng.integers(0, len(keys), len(keys)) for _ in range(REPLICATES))
+                ]
+                out[f"{half}:{name}"] = [round(mean, 4), round(float(np.quantile(draws, 0.025)), 4), round(float(np.quantile(draws, 0.975)), 4)]
+    return out
+
+
+def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
+    """A variant's judge and its options (see the module docstring)."""
+    if name == "v4":
+        return base, {}
+    if name.startswith("context"):
+        return replace(base, narrowing=replace(base.narrowing, context=float(name.removeprefix("context")))), {}
+    if name == "noabstain":
+        return replace(base, max_abstain_share=0.0), {}
+    if name.startswith("siblingwords"):
+        return base, {"sibling_words": float(name.removeprefix("siblingwords"))}
+    if name.startswith("taskwords"):
+        return base, {"task_words": float(name.removeprefix("taskwords"))}
+    raise SystemExit(f"unknown variant {name!r}")
+
+
+def stability(bench: Bench, judge: EmbeddedJudgeV4) -> dict:
+    """Per benchmark, the share of prompts (of the 10/11 labeled first) whose label set changes when
+    the remaining eleventh is added."""
+    prompts = partition_prompts(bench.warehouse, sorted(set(bench.warehouse.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts")["benchmark"])))
+    late = np.array([int(hashlib.sha256(f"{b}:{p}".encode()).hexdigest(), 16) % 11 == 0 for b, p in zip(prompts["benchmark"], prompts["prompt_id"])])
+    sets = []
+    for frame in (prompts[~late].reset_index(drop=True), prompts):
+        labels, _, _ = bench.label(judge, embed_prompts(frame, bench.embeddings))
+        sets.append(labels.groupby(["benchmark", "prompt_id"])["task_id"].apply(lambda s: tuple(sorted(s))).to_dict())
+    first = prompts[~late]
+    changed: dict[str, list[bool]] = {}
+    for b, p in zip(first["benchmark"], first["prompt_id"]):
+        changed.setdefault(b, []).append(sets[0].get((b, p), ()) != sets[1].get((b, p), ()))
+    per_benchmark = {b: round(float(np.mean(v)), 4) for b, v in sorted(changed.items())}
+    everything = [x for v in changed.values() for x in v]
+    return {"share_changed_all": round(float(np.mean(everything)), 4), "per_benchmark": per_benchmark, "prompts_compared": len(everything)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--variants", default="v4,context0,context-1,noabstain,siblingwords0.2,siblingwords0.3,taskwords0.1,taskwords0.3")
+    parser.add_argument("--stability", action="store_true")
+    parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    bench = Bench(args.data_dir, args.cache_dir)
+    base_judge = EmbeddedJudgeV4()
+    rng = np.random.default_rng(0)
+    outcomes, results = {}, {}
+    names = args.variants.split(",")
+    for name in (["v4"] if "v4" not in names else []) + names:
+        judge, options = variant(base_judge, name)
+        embedded = bench.without_sibling_words(options["sibling_words"]) if "sibling_words" in options else bench.embedded
+        labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0))
+        outcomes[name] = bench.per_prompt(labels, judgements)
+        results[name] = {"figures": figures(bench, outcomes[name]), "candidate_recall": candidate_recall(bench, retrieved)}
+        if name != "v4":
+            results[name]["change_against_v4"] = paired(bench, outcomes["v4"], outcomes[name], rng)
+        print(name, json.dumps(results[name]["figures"]), flush=True)
+    out = {
+        "commit": commit(),
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "data_dir": str(args.data_dir),
+        "benchmarks": bench.benchmarks,
+        "prompts": len(bench.prompts),
+        "variants": results,
+    }
+    if args.stability:
+        out["stability_v4"] = stability(bench, base_judge)
+        print("stability", json.dumps(out["stability_v4"]), flush=True)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    args.output.write_text(json.dumps(out, indent=2) + "\n")
+
+
+def candidate_recall(bench: Bench, retrieved) -> dict:
+    """How often a reference task (and its occupation) is among the candidates a judge, the LLM judge
+    included, is sent: per half and in all."""
+    where = {key: i for i, key in enumerate(zip(retrieved.prompts["benchmark"], retrieved.prompts["prompt_id"]))}
+    out = {}
+    for subset, rows in bench.reference.items():
+        hits = totals = occupation_hits = occupation_totals = 0
+        for benchmark, prompt_id, truth in zip(rows["benchmark"], rows["prompt_id"], rows["task_ids"]):
+            i = where.get((benchmark, prompt_id))
+            sent = set(bench.index.task_ids[retrieved.candidates.task_positions[i]].tolist()) if i is not None else set()
+            hits += len(sent & set(truth))
+            totals += len(truth)
+            true_occupations = {bench.task_occupation[t] for t in truth if t in bench.task_occupation}
+            occupation_hits += len({bench.task_occupation[t] for t in sent} & true_occupations)
+            occupation_totals += len(true_occupations)
+        out[subset] = {"task": round(hits / totals, 4), "occupation": round(occupation_hits / occupation_totals, 4)}
+    return out
+
+
+if __name__ == "__main__":
+    main()
