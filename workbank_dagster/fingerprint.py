@@ -1,11 +1,11 @@
 """One way to know what is stale: the fingerprint of a cached step.
 
-Seven steps skip their work when nothing they depend on changed, and record what they saw in six
+Seven steps skip their work when nothing they depend on changed, and record what they saw in four
 places: a source load (`raw._source_loads`), a benchmark's embedded labels
-(`labeling.embedded_label_inputs`), the occupation prior (the key inside its `.npz`), dbt's docs
-behind the data dictionary (`dbt_docs/docs.sha256`), the report (`report/.inputs.sha256`), and the
-analysis steps and the dbt models, whose fingerprints are recorded in their materialization
-metadata (`analysis/assets.py`, `transform/assets.py`). Each used to hash its own list of
+(`labeling.embedded_label_inputs`), the occupation prior (the key inside its `.npz`), and the
+materialization metadata (`inputs_sha256`, read back by `last_fingerprint`) of the analysis steps,
+the dbt models, the data dictionary's dbt docs and the report page (`analysis/assets.py`,
+`transform/assets.py`, `report/assets.py`). Each used to hash its own list of
 files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
 description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 

@@ -382,6 +382,13 @@ def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):
     mart = dg.AssetKey(["marts", "fct_task_coverage"])
     cold = dg.DagsterInstance.get().get_latest_materialization_event(mart).asset_materialization.metadata
     assert cold["recomputed"].value is True and cold["inputs_sha256"].value
+    # The report page and the data dictionary's dbt docs record their key where dbt and the
+    # analysis steps do: in their materializations (no stamp files beside their outputs).
+    drawn = {name: dg.AssetKey(["report", name]) for name in ("html_report", "data_dictionary")}
+    cold_keys = {name: dg.DagsterInstance.get().get_latest_materialization_event(key).asset_materialization.metadata["inputs_sha256"].value
+                 for name, key in drawn.items()}
+    outputs = pipeline_run["root"] / "data" / "outputs"
+    assert not (outputs / "report" / ".inputs.sha256").exists() and not (pipeline_run["root"] / "data" / "dbt_docs" / "docs.sha256").exists()
     started = time.perf_counter()
     completed = run_pipeline(pipeline_run["env"])
     elapsed = time.perf_counter() - started
@@ -395,5 +402,9 @@ def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):
     warm = instance.get_latest_materialization_event(mart).asset_materialization.metadata
     assert warm["recomputed"].value is False and warm["inputs_sha256"].value == cold["inputs_sha256"].value
     assert warm["dagster/row_count"].value == cold["dagster/row_count"].value
+    report = instance.get_latest_materialization_event(drawn["html_report"]).asset_materialization.metadata
+    dictionary = instance.get_latest_materialization_event(drawn["data_dictionary"]).asset_materialization.metadata
+    assert report["rebuilt"].value is False and report["inputs_sha256"].value == cold_keys["html_report"]
+    assert dictionary["dbt_docs_generated"].value is False and dictionary["inputs_sha256"].value == cold_keys["data_dictionary"]
     # Generous bound for a noisy CI machine; the measured figure lives in bench/results.json.
     assert elapsed < 300, elapsed

@@ -14,8 +14,7 @@ CACHED_STEPS = {
     "analysis steps (inputs_sha256 in their materializations)": "workbank_dagster.analysis.assets",
     "raw._source_loads": "workbank_dagster.sources.load_memo",
     "labeling.embedded_label_inputs": "workbank_dagster.labeling.assets",
-    "dbt docs for the data dictionary (dbt_docs/docs.sha256)": "workbank_dagster.report.assets",
-    "report page (report/.inputs.sha256)": "workbank_dagster.report.assets",
+    "dbt docs for the data dictionary, and the report page (inputs_sha256 in their materializations)": "workbank_dagster.report.assets",
 }
 
 

@@ -14,12 +14,12 @@ from dagster_dbt import DbtCliResource
 
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
 from ..common import warehouse_step
-from ..fingerprint import fingerprint
+from ..fingerprint import fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
 from .attribution import reference_sources
-from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, unchanged, write_json_atomic, write_text_atomic
+from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
 from .headline import headline_numbers, rejected_files
 from .page import TEMPLATE_DIR, render_report
@@ -41,6 +41,13 @@ DICTIONARY = dg.AssetKey(["report", "data_dictionary"])
 
 def _asset_descriptions() -> dict[str, str]:
     return {f"analysis.{name}": description for name, description in ANALYSIS_TABLES.items()}
+
+
+def kept(context: dg.AssetExecutionContext, key: str, *outputs: Path) -> bool:
+    """True when this asset's last materialization recorded `key` (metadata `inputs_sha256`, as the
+    analysis steps and dbt models record theirs) and every output file it wrote is still there: the
+    last build had the same code and inputs, so its files still hold."""
+    return last_fingerprint(context.instance, context.asset_key)[0] == key and all(path.exists() for path in outputs)
 
 
 @dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **warehouse_step("report", "team:analysis", "json"))
@@ -106,12 +113,10 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     # written again every time (milliseconds).
     docs = settings.data_dir / "dbt_docs"
     key = fingerprint(modules=[__name__], inputs=[dbt_project.manifest_path, types, settings.dbt_vars])
-    stamp = docs / "docs.sha256"
-    rebuilt = not unchanged(stamp, key, docs / "manifest.json", docs / "catalog.json", outputs[2])
+    rebuilt = not kept(context, key, docs / "manifest.json", docs / "catalog.json", outputs[2])
     if rebuilt:
         static = _dbt_docs(dbt, settings, Path(warehouse_db.path), docs)
         write_text_atomic(outputs[2], static.read_text(encoding="utf-8"))
-        write_text_atomic(stamp, key + "\n")
     manifest, catalog = (json.loads((docs / name).read_text()) for name in ("manifest.json", "catalog.json"))
     markdown, records = data_dictionary(types, dbt_descriptions(manifest, catalog), _asset_descriptions(), exports)
     write_text_atomic(outputs[0], markdown)
@@ -124,6 +129,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
             "n_tables": len(types),
             "n_columns": len(frame),
             "dbt_docs_generated": rebuilt,
+            "inputs_sha256": key,
             "tables_with_undocumented_columns": dg.MetadataValue.json(undocumented),
         }
     )
@@ -170,12 +176,10 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     # Drawing and rendering take seconds; with identical inputs and code the files would be identical.
     # The page's templates are not modules: their files are inputs of the key.
     key = fingerprint(modules=[__name__], inputs=[*inputs[0].values(), *inputs[1:], *sorted(TEMPLATE_DIR.glob("*.j2"))])
-    stamp = folder / ".inputs.sha256"
-    rebuilt = not unchanged(stamp, key, path)
+    rebuilt = not kept(context, key, path)
     if rebuilt:
         write_static_figures(frames, folder / "figures")
         write_text_atomic(path, render_report(*inputs))
-        write_text_atomic(stamp, key + "\n")
     svgs = sorted(str(p) for p in (folder / "figures").glob("*.svg"))
     return dg.MaterializeResult(
         metadata={
@@ -184,6 +188,7 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
             "bytes": path.stat().st_size,
             "n_occupation_tiles": len(frames["occupations"]),
             "rebuilt": rebuilt,
+            "inputs_sha256": key,
             "figures": dg.MetadataValue.json(svgs),
         }
     )

@@ -133,8 +133,3 @@ def write_text_atomic(path: Path, text: str) -> Path:
 
 def write_json_atomic(path: Path, value) -> Path:
     return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def unchanged(stamp: Path, key: str, *outputs: Path) -> bool:
-    """True when `stamp` holds `key` and every output exists: the last build had the same inputs."""
-    return stamp.is_file() and stamp.read_text().strip() == key and all(p.exists() for p in outputs)
