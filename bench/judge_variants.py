@@ -277,6 +277,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
     args = parser.parse_args()
     started = time.perf_counter()
+    stamp = commit()  # the code that runs: taken now, not after edits made while it ran
     bench = Bench(args.data_dir, args.cache_dir)
     base_judge = EmbeddedJudgeV4()
     rng = np.random.default_rng(0)
@@ -292,7 +293,7 @@ def main() -> None:
             results[name]["change_against_v4"] = paired(bench, outcomes["v4"], outcomes[name], rng)
         print(name, json.dumps(results[name]["figures"]), flush=True)
     out = {
-        "commit": commit(),
+        "commit": stamp,
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "data_dir": str(args.data_dir),
         "benchmarks": bench.benchmarks,
