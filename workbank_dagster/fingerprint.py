@@ -1,11 +1,10 @@
 """One way to know what is stale: the fingerprint of a cached step.
 
-Seven steps skip their work when nothing they depend on changed, and record what they saw in four
-places: a source load (`raw._source_loads`), a benchmark's embedded labels
-(`labeling.embedded_label_inputs`), the occupation prior (the key inside its `.npz`), and the
-materialization metadata (`inputs_sha256`, read back by `last_fingerprint`) of the analysis steps,
-the dbt models, the data dictionary's dbt docs and the report page (`analysis/assets.py`,
-`transform/assets.py`, `report/assets.py`). Each used to hash its own list of
+Seven steps skip their work when nothing they depend on changed, and record what they saw in three
+places: a source load (`raw._source_loads`), the occupation prior (the key inside its `.npz`), and
+the materialization metadata (`inputs_sha256`) of the analysis steps, the dbt models, the data
+dictionary's dbt docs and the report page (read back by `last_fingerprint`) and of each benchmark's
+embedded labels (`labeling.assets.recorded_inputs`). Each used to hash its own list of
 files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
 description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 

@@ -88,12 +88,13 @@ def test_shuffling_what_the_analysis_regresses_on_leaves_every_label_unchanged(l
         for table, columns in REGRESSORS.items():
             _shuffle(con, table, columns)
         shuffled = {t: con.execute(f"select {', '.join(c)} from raw.{t} order by rowid").df() for t, c in REGRESSORS.items()}
-        # Label again from scratch: without the record of what the labels were made from, the
-        # asset cannot keep them.
-        con.execute("delete from labeling.embedded_label_inputs")
     for table in REGRESSORS:
         assert not original[table].equals(shuffled[table]), f"raw.{table} was not shuffled"
-    again = _label(labeling_env)
+    # Label again from scratch: a fresh Dagster instance holds no record of what the labels were
+    # made from (their materializations' inputs_sha256), so the asset cannot keep them.
+    fresh = dg.DagsterInstance.ephemeral()
+    fresh.add_dynamic_partitions("benchmarks", [PARTITION])
+    again = _label({**labeling_env, "instance": fresh})
     labels_key = dg.AssetKey(["labeling", "embedded_labels"])
     metadata = next(e for e in again.asset_materializations_for_node("embedded_judge_labels") if e.asset_key == labels_key).metadata
     assert metadata["benchmarks_relabeled"].value == 1  # labeled again, not kept

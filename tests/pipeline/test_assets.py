@@ -158,6 +158,15 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
         with warehouse.connect(small_env["db"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1] and relabeled == [1, 0]
+    # The key is in the materializations, the labels in the warehouse: a key whose rows are gone
+    # (a rebuilt warehouse) keeps nothing.
+    with warehouse.connect(small_env["db"]) as con:
+        con.execute("delete from labeling.embedded_judgements where benchmark = 'cybench'")
+    result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
+    assert result.success and _labels_metadata(result)["benchmarks_relabeled"].value == 1
+    with warehouse.connect(small_env["db"]) as con:
+        assert warehouse.table_hash(con, "labeling", "embedded_labels") == hashes[0]
+        assert not warehouse.table_exists(con, "labeling", "embedded_label_inputs")
     assert _materialize(small_env, [embedded_judge_labels], partition_key="paperbench").success
     with warehouse.connect(small_env["db"]) as con:
         rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.embedded_labels group by 1 order by 1").fetchall()

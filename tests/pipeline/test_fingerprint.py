@@ -13,7 +13,7 @@ from workbank_dagster.fingerprint import PACKAGE_DIR, code_sha256, fingerprint, 
 CACHED_STEPS = {
     "analysis steps (inputs_sha256 in their materializations)": "workbank_dagster.analysis.assets",
     "raw._source_loads": "workbank_dagster.sources.load_memo",
-    "labeling.embedded_label_inputs": "workbank_dagster.labeling.assets",
+    "embedded labels (inputs_sha256 per benchmark in their materializations)": "workbank_dagster.labeling.assets",
     "dbt docs for the data dictionary, and the report page (inputs_sha256 in their materializations)": "workbank_dagster.report.assets",
 }
 

@@ -307,8 +307,11 @@ def embedded_judge_labels(
         v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
         v4.labeler: embedded_inputs(settings, v4.labeler, {**v4.describe(), "prior": prior_sha}, index_key, prompts, keys),
     }
-    stored = {labeler: stored_inputs(warehouse_db, labeler) for labeler in inputs}
-    stale = {labeler: [k for k in keys if stored[labeler].get(k) != inputs[labeler][k]] for labeler in inputs}
+    recorded = recorded_inputs(context.instance, keys)
+    present = judged_partitions(warehouse_db, keys)
+    stale = {
+        labeler: [k for k in keys if recorded.get(k, {}).get(labeler) != inputs[labeler][k] or (k, labeler) not in present] for labeler in inputs
+    }
     relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
     if relabel:
         index = labeling_runtime.task_index(warehouse_db, embeddings)
@@ -316,12 +319,10 @@ def embedded_judge_labels(
         if stale[v3.labeler]:
             labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
             write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
-            write_inputs(warehouse_db, v3.labeler, {key: inputs[v3.labeler][key] for key in stale[v3.labeler]})
         if stale[v4.labeler]:
             knowledge = load_knowledge(warehouse_db, index, labeling_runtime, settings)
             labels, judgements = judge_v4_rows(_subset(embedded, stale[v4.labeler]), index, knowledge, settings, progress=embeddings.progress)
             write_partitions(warehouse_db, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
-            write_inputs(warehouse_db, v4.labeler, {key: inputs[v4.labeler][key] for key in stale[v4.labeler]})
     labels, judgements = read_partitions(warehouse_db, "embedded", None, keys)
     per_labeler = {
         labeler: {
@@ -341,6 +342,9 @@ def embedded_judge_labels(
             "labelers": dg.MetadataValue.json(per_labeler),
             "selection_rule": dg.MetadataValue.json(v4.describe()),
             "abstained": int((mine["status"] == "abstained").sum()),
+            # What each benchmark's labels were made from, per labeler: the next run keeps the
+            # labels of a benchmark whose key is unchanged (and whose rows are still there).
+            INPUTS_METADATA: dg.MetadataValue.json({k: {labeler: inputs[labeler][k] for labeler in inputs} for k in keys}),
             "benchmarks_relabeled": len(relabel),
             "benchmarks_unchanged": len(keys) - len(relabel),
             "chunks": embeddings.stats["chunks"],
@@ -366,7 +370,11 @@ def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
     )
 
 
-INPUTS_TABLE = "embedded_label_inputs"
+INPUTS_METADATA = "inputs_sha256"
+# Where the label input keys were kept before they moved into the materializations: dropped by label_catalog.
+LEGACY_INPUTS_TABLE = "embedded_label_inputs"
+
+
 def prior_inputs_sha256(settings) -> str:
     """The training-text hash the prior on disk was fitted on ('none' when there is none yet)."""
     path = prior_path(settings)
@@ -389,19 +397,31 @@ def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompt
     return out
 
 
-def stored_inputs(warehouse_db: WarehouseResource, labeler: str) -> dict[str, str]:
-    with warehouse_db.connect() as con:
-        if not warehouse.table_exists(con, LABELING_SCHEMA, INPUTS_TABLE):
-            return {}
-        rows = con.execute(f"SELECT benchmark, inputs_sha256 FROM {LABELING_SCHEMA}.{INPUTS_TABLE} WHERE labeler = ?", [labeler]).fetchall()
-    return dict(rows)
+def recorded_inputs(instance: dg.DagsterInstance, keys: list[str]) -> dict[str, dict[str, str]]:
+    """Per benchmark, {labeler: key} as its last materialization of the embedded labels recorded them
+    (metadata `inputs_sha256`, where the analysis steps, dbt and the report record theirs). A run
+    that fails records nothing, so its benchmarks are labeled again."""
+    asset_key = dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")])
+    out: dict[str, dict[str, str]] = {}
+    for key in keys:
+        records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[key]), limit=1).records
+        materialization = records[0].asset_materialization if records else None
+        value = getattr(materialization.metadata.get(INPUTS_METADATA), "value", None) if materialization else None
+        if isinstance(value, dict) and isinstance(value.get(key), dict):
+            out[key] = dict(value[key])
+    return out
 
 
-def write_inputs(warehouse_db: WarehouseResource, labeler: str, inputs: dict[str, str]) -> None:
-    """Recorded after the labels are written: a crash in between leaves an old key, so a re-label."""
-    frame = pd.DataFrame({"benchmark": list(inputs), "labeler": labeler, "inputs_sha256": list(inputs.values())})
+def judged_partitions(warehouse_db: WarehouseResource, keys: list[str]) -> set[tuple[str, str]]:
+    """(benchmark, labeler) pairs of these benchmarks with judgement rows in the warehouse: a recorded
+    key keeps labels only where they still are (a rebuilt warehouse, a pruned benchmark)."""
+    table = judgements_table("embedded")
     with warehouse_db.connect() as con:
-        warehouse.replace_rows(con, LABELING_SCHEMA, INPUTS_TABLE, frame, {"benchmark": list(inputs), "labeler": labeler})
+        if not warehouse.table_exists(con, LABELING_SCHEMA, table):
+            return set()
+        marks = ",".join("?" * len(keys))
+        rows = con.execute(f"SELECT DISTINCT benchmark, labeler FROM {LABELING_SCHEMA}.{table} WHERE benchmark IN ({marks})", keys).fetchall()
+    return {(benchmark, labeler) for benchmark, labeler in rows}
 
 
 def read_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str | None, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -4,7 +4,8 @@ A removed benchmark file loses its Dagster partition (the sensor, `make run`), s
 its own ever comes to delete its labels. `labeling/label_catalog` runs unpartitioned inside every run
 (pool `warehouse`) after the partitions are labeled: it deletes, in one transaction, the rows of every
 benchmark that no longer has a partition from the labeling tables, then writes one row per
-(benchmark, labeler) of what is left. Labeling owns these tables, so labeling prunes them; the raw
+(benchmark, labeler) of what is left. It also drops `labeling.embedded_label_inputs`, where the
+label input keys were kept before they moved into the labels' materializations. Labeling owns these tables, so labeling prunes them; the raw
 rows leave in `raw/benchmark_catalog`, the sources' own step. Cached judgements and embeddings (stores
 outside the warehouse) stay: they were paid for.
 """
@@ -18,18 +19,19 @@ from .. import warehouse
 from ..common import table_metadata, warehouse_step
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
-from .assets import INPUTS_TABLE, JUDGES, LABELING_SCHEMA, judgements_table, labels_table
+from .assets import JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
 
 CATALOG_TABLE = "label_catalog"
 CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labeled", "n_labels"]
 # Every labeling table that holds rows per benchmark.
-PER_BENCHMARK = (*(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))), INPUTS_TABLE)
+PER_BENCHMARK = tuple(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge)))
 
 
 def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
     """Delete the rows of benchmarks not in `current` from every labeling table, atomically; rows
     deleted per table (tables that do not exist yet are skipped)."""
     with warehouse.transaction(con):
+        con.execute(f"DROP TABLE IF EXISTS {LABELING_SCHEMA}.{LEGACY_INPUTS_TABLE}")
         counts = {f"{LABELING_SCHEMA}.{table}": warehouse.delete_rows_except(con, LABELING_SCHEMA, table, "benchmark", sorted(current)) for table in PER_BENCHMARK}
     return {name: n for name, n in counts.items() if n}
 
