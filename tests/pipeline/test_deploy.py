@@ -6,7 +6,10 @@ installs the lock, which holds dagster-postgres and dagster-k8s at the release t
 dagster; everything the image copies exists; the module it serves loads the
 definitions; the chart version is the lock's dagster; the values have the keys the deployment
 rests on (K8sRunLauncher, the chart's Postgres, the QueuedRunCoordinator, the `warehouse` pool at
-one slot, every mounted volume declared)."""
+one slot, every mounted volume declared). Then a run of `all_assets` is launched through
+dagster-k8s's K8sRunLauncher, configured as the chart renders these values, with Kubernetes' batch
+API replaced by a recorder: the Job it submits has the code location's image, the settings
+ConfigMap and the LLM Secret, the data and sources volumes, and the resources of the values."""
 
 from __future__ import annotations
 
@@ -101,3 +104,108 @@ def test_the_pool_the_values_limit_is_the_one_the_assets_use():
 
     pools = {asset.op.pool for asset in defs.assets if asset.op.pool}
     assert pools == {"warehouse"}
+
+
+# --- a run launched through the chart's K8sRunLauncher ---------------------------------------------
+
+RELEASE, NAMESPACE = "workbank", "workbank"  # `helm upgrade --install workbank ... -n workbank` (the values' header)
+
+
+def chart_run_launcher_config(launcher: dict) -> dict:
+    """The K8sRunLauncher config the chart renders into dagster.yaml from `runLauncher.config.k8sRunLauncher`
+    (helm/dagster/templates/helpers/instance/_run-launcher.tpl of the chart), for the keys these values use;
+    a key the template does not render is refused, so a value that would be silently dropped fails here."""
+    rendered = {
+        "loadInclusterConfig": ("load_incluster_config", lambda v: v),
+        "jobNamespace": ("job_namespace", lambda v: v),
+        "imagePullPolicy": ("image_pull_policy", lambda v: v),
+        "envConfigMaps": ("env_config_maps", lambda v: [item["name"] for item in v if "name" in item]),
+        "envSecrets": ("env_secrets", lambda v: [item["name"] for item in v if "name" in item]),
+        "envVars": ("env_vars", lambda v: v),
+        "volumeMounts": ("volume_mounts", lambda v: v),
+        "volumes": ("volumes", lambda v: v),
+        "labels": ("labels", lambda v: v),
+        "resources": ("resources", lambda v: v),
+        "schedulerName": ("scheduler_name", lambda v: v),
+        "securityContext": ("security_context", lambda v: v),
+    }
+    unknown = sorted(set(launcher) - set(rendered))
+    assert not unknown, f"the chart's template does not render {unknown} of runLauncher.config.k8sRunLauncher"
+    config = {rendered[key][0]: rendered[key][1](value) for key, value in launcher.items()}
+    # What the template always sets, from the release.
+    config.setdefault("job_namespace", NAMESPACE)
+    return {
+        **config,
+        "service_account_name": f"{RELEASE}-dagster",
+        "dagster_home": "/opt/dagster/dagster_home",
+        "instance_config_map": f"{RELEASE}-dagster-instance",
+        "postgres_password_secret": f"{RELEASE}-postgresql-secret",
+    }
+
+
+class BatchApiRecorder:
+    """Kubernetes' BatchV1Api as the launcher calls it, recording each Job it is asked to create."""
+
+    def __init__(self) -> None:
+        self.created: list[tuple[str, object]] = []
+
+    def create_namespaced_job(self, body, namespace, **_):
+        self.created.append((namespace, body))
+        return body
+
+
+def test_a_run_launched_through_the_chart_s_k8s_run_launcher_submits_the_job_the_values_describe(tmp_path):
+    import dagster as dg
+    from dagster._config import process_config
+    from dagster._core.code_pointer import ModuleCodePointer
+    from dagster._core.launcher import LaunchRunContext
+    from dagster._core.origin import JobPythonOrigin, RepositoryPythonOrigin
+    from dagster_k8s import K8sRunLauncher
+
+    from workbank_dagster.definitions import defs
+
+    v = values()
+    config = chart_run_launcher_config(v["runLauncher"]["config"]["k8sRunLauncher"])
+    processed = process_config(K8sRunLauncher.config_type(), config)
+    assert processed.success, [error.message for error in processed.errors]
+    kubeconfig = tmp_path / "kubeconfig"  # no cluster: the API client is built, never called
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": "https://127.0.0.1:6443"}}],
+        "users": [{"name": "test", "user": {"token": "test"}}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+    }))
+    recorder = BatchApiRecorder()
+    launcher = K8sRunLauncher(**{**processed.value, "load_incluster_config": False, "kubeconfig_file": str(kubeconfig)}, k8s_client_batch_api=recorder)
+    # The code location's image (the user deployment of the values) is the run's image: the chart
+    # gives it to the code server, which puts it in every run's origin.
+    deployment = v["dagster-user-deployments"]["deployments"][0]
+    image = f"{deployment['image']['repository']}:{deployment['image']['tag']}"
+    job = defs.resolve_job_def("all_assets")
+    origin = JobPythonOrigin(job.name, RepositoryPythonOrigin("/usr/local/bin/python", ModuleCodePointer("workbank_dagster.definitions", "defs", None), container_image=image))
+    (tmp_path / "home").mkdir()
+    with dg.instance_for_test(temp_dir=str(tmp_path / "home")) as instance:
+        launcher.register_instance(instance)
+        run = instance.create_run_for_job(job_def=job, job_code_origin=origin)
+        launcher.launch_run(LaunchRunContext(dagster_run=run, workspace=None))
+        tags = instance.get_run_by_id(run.run_id).tags
+    (namespace, submitted), = recorder.created
+    assert namespace == NAMESPACE
+    pod = submitted.spec.template.spec
+    (container,) = pod.containers
+    assert container.image == image and tags["dagster/image"] == image
+    # The run worker: the code server's interpreter (the origin's) runs `dagster api execute_run`.
+    assert container.args[:5] == ["/usr/local/bin/python", "-m", "dagster", "api", "execute_run"]
+    assert container.image_pull_policy == "IfNotPresent" and pod.service_account_name == f"{RELEASE}-dagster"
+    sources = {(e.config_map_ref.name if e.config_map_ref else None, e.secret_ref.name if e.secret_ref else None) for e in container.env_from}
+    assert {("workbank-settings", None), (None, "workbank-llm")} <= sources
+    env = {e.name: e.value for e in container.env}
+    assert env["DAGSTER_RUN_JOB_NAME"] == "all_assets" and env["DAGSTER_HOME"] == "/opt/dagster/dagster_home"
+    mounts = {m.name: m for m in container.volume_mounts}
+    volumes = {volume.name: volume for volume in pod.volumes}
+    assert mounts["workbank-data"].mount_path == "/data" and not mounts["workbank-data"].read_only
+    assert mounts["workbank-sources"].mount_path == "/sources" and mounts["workbank-sources"].read_only
+    assert volumes["workbank-data"].persistent_volume_claim.claim_name == "workbank-data"
+    assert volumes["workbank-sources"].persistent_volume_claim.read_only
+    assert container.resources.requests == {"cpu": "2", "memory": "3Gi"} and container.resources.limits == {"memory": "4Gi"}
+    assert submitted.metadata.labels["dagster/job"] == "all_assets" and submitted.metadata.labels["dagster/run-id"] == run.run_id
