@@ -4,10 +4,11 @@ A removed benchmark file loses its Dagster partition (the sensor, `make run`), s
 its own ever comes to delete its labels. `labeling/label_catalog` runs unpartitioned inside every run
 (pool `warehouse`) after the partitions are labeled: it deletes, in one transaction, the rows of every
 benchmark that no longer has a partition from the labeling tables, then writes one row per
-(benchmark, labeler) of what is left. It also drops `labeling.embedded_label_inputs`, where the
-label input keys were kept before they moved into the labels' materializations. Labeling owns these tables, so labeling prunes them; the raw
-rows leave in `raw/benchmark_catalog`, the sources' own step. Cached judgements and embeddings (stores
-outside the warehouse) stay: they were paid for.
+(benchmark, labeler) of what is left. Labeling owns these tables, so labeling prunes them; the raw
+rows leave in `raw/benchmark_catalog`, the sources' own step. Cached judgements and embeddings
+(stores outside the warehouse) stay: they were paid for. It also drops
+`labeling.embedded_label_inputs`, where the label input keys were kept before they moved into the
+labels' materializations.
 """
 
 
