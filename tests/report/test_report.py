@@ -4,12 +4,13 @@ scenarios/test_removal.py."""
 
 from __future__ import annotations
 
+import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
 
 from workbank_dagster.fingerprint import fingerprint
-from workbank_dagster.report.exports import data_dictionary, dbt_descriptions, unchanged
+from workbank_dagster.report.exports import data_dictionary, dbt_descriptions
 from workbank_dagster.report.figures import map_nodes
 from workbank_dagster.report.page import html_table
 from workbank_dagster.report.static_figures import squarify
@@ -100,18 +101,37 @@ def test_data_dictionary_takes_dbt_docs_for_models_and_asset_descriptions_for_th
     assert by_column[("analysis.x", "estimate")]["documented_by"].startswith("Dagster")
 
 
-def test_fingerprint_changes_with_content_and_unchanged_needs_the_outputs(tmp_path):
+def test_fingerprint_changes_with_content():
     a = pd.DataFrame({"x": [1, 2]})
     step = ["workbank_dagster.report.exports"]
     key = fingerprint(modules=step, inputs=[a, {"k": 1}])
     assert key == fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 2]}), {"k": 1}])
     assert key != fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 3]}), {"k": 1}])
     assert key != fingerprint(modules=step, inputs=[a, {"k": 2}])
-    stamp, out = tmp_path / "stamp", tmp_path / "out.html"
-    stamp.write_text(key + "\n")
-    assert not unchanged(stamp, key, out)
-    out.write_text("x")
-    assert unchanged(stamp, key, out) and not unchanged(stamp, "other", out)
+
+
+def test_a_report_step_keeps_its_files_only_under_its_recorded_key_and_while_they_are_there(tmp_path):
+    """report.assets.kept: the key its last materialization recorded (no stamp file), and the files."""
+    from workbank_dagster.report.assets import kept
+
+    out, key, seen = tmp_path / "out.html", {"value": "k1"}, []
+
+    @dg.asset
+    def page(context):
+        seen.append(kept(context, key["value"], out))
+        if not seen[-1]:
+            out.write_text("drawn")
+        return dg.MaterializeResult(metadata={"inputs_sha256": key["value"]})
+
+    instance = dg.DagsterInstance.ephemeral()
+    for _ in range(2):
+        assert dg.materialize([page], instance=instance).success
+    out.unlink()  # the file is gone: drawn again
+    assert dg.materialize([page], instance=instance).success
+    key["value"] = "k2"  # an input changed: drawn again
+    assert dg.materialize([page], instance=instance).success
+    assert seen == [False, True, False, False]
+    assert not list(tmp_path.glob("*sha256*"))
 
 
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
