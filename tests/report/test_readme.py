@@ -126,3 +126,11 @@ def test_the_judge_variants_are_written_from_their_file():
     assert "| reference task precision | 0.500 | 0.500 (-0.010; -0.030 to +0.010) |" in text
     assert "| TheAgentCompany family top-1 | 0.500 | 0.500 |" in text
     assert "label sets of 0.5% of the 7,042 prompts labeled before change (most in b: 2.6%)" in text
+
+
+def test_a_not_e2e_figure_older_than_the_suite_run_names_its_own_commit():
+    suite = {"suite": {"commit": "new", "date": "d2"}, "suite_ci_s": 901.0, "suite_not_e2e_s": 200.0}
+    older = readme.speed_table(_bench(**suite, suite_not_e2e_measured={"commit": "old", "date": "d1"}))
+    assert '(`-m "not e2e"`, one run at old (d1)) | 3.3 min' in older
+    same = readme.speed_table(_bench(**suite, suite_not_e2e_measured={"commit": "new", "date": "d2"}))
+    assert '(`-m "not e2e"`, one run) | 3.3 min' in same

@@ -333,7 +333,9 @@ def speed_table(bench: dict) -> str:
     suite = bench.get("suite", {})
     if suite:
         rows.append(["the tests: `.ci/run` on a clean clone, install and lint included (one run)", f"**{minutes(bench.get('suite_ci_s'))}**", goal("suite_ci_s")])
-        rows.append(["the tests without the full-data run (`-m \"not e2e\"`, one run)", minutes(bench.get("suite_not_e2e_s")), goal("suite_not_e2e_s")])
+        not_e2e = bench.get("suite_not_e2e_measured")
+        when = f" at {not_e2e['commit']} ({not_e2e['date']})" if not_e2e and not_e2e.get("commit") != suite.get("commit") else ""
+        rows.append([f"the tests without the full-data run (`-m \"not e2e\"`, one run{when})", minutes(bench.get("suite_not_e2e_s")), goal("suite_not_e2e_s")])
     growth = bench.get("growth") or []
     if growth:
         sizes = " / ".join(f"{g['prompts'] // 1000}k" for g in growth)
