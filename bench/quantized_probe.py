@@ -36,34 +36,15 @@ sys.path.insert(0, str(REPO))
 
 from run import commit  # noqa: E402
 
-from workbank_dagster.labeling.embedder import MODEL_NAME, packaged_model_dir  # noqa: E402
+from workbank_dagster.labeling.embedder import MODEL_NAME, Embedder, encode_unpadded, packaged_model_dir  # noqa: E402
 from workbank_dagster.labeling.onnx_model import OnnxEncoder, exported_model  # noqa: E402
 from workbank_dagster.settings import PipelineSettings  # noqa: E402
-
-MAX_BATCH_TOKENS = 2048  # as labeling/embedder.py batches
 
 
 def quantize(fp32: Path, out: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
-
-
-def embed(encoder: OnnxEncoder, texts: list[str]) -> np.ndarray:
-    """Unit vectors, batched by token count as the embedder does (no padding)."""
-    counts = encoder.token_counts(texts)
-    order = np.argsort(counts, kind="stable")
-    out = np.zeros((len(texts), 384), dtype=np.float32)
-    start = 0
-    while start < len(order):
-        size = counts[order[start]]
-        end = start
-        while end < len(order) and counts[order[end]] == size and end - start < max(1, MAX_BATCH_TOKENS // size):
-            end += 1
-        rows = order[start:end]
-        out[rows] = encoder.encode([texts[i] for i in rows])
-        start = end
-    return out
 
 
 def sample_prompts(benchmarks_dir: Path, per_benchmark: int) -> list[str]:
@@ -120,7 +101,8 @@ def main() -> None:
         for name, path in (("fp32", fp32), ("int8", int8)):
             encoder = OnnxEncoder(path, folder)
             started = time.perf_counter()
-            vectors[name] = (embed(encoder, task_texts), embed(encoder, prompts))
+            # Batched exactly as the pipeline's embedder batches (labeling/embedder.py).
+            vectors[name] = tuple(encode_unpadded(encoder, texts, Embedder().batch_size) for texts in (task_texts, prompts))
             seconds[name] = round(time.perf_counter() - started, 1)
     cosine = np.concatenate([(vectors["fp32"][i] * vectors["int8"][i]).sum(axis=1) for i in (0, 1)])
     a, b = (neighbours(vectors[name][1], vectors[name][0], occupation) for name in ("fp32", "int8"))
