@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 import yaml
+from kubeconfig import kubeconfig_stub
 
 from workbank_dagster.settings import REPO_ROOT
 
@@ -168,13 +169,7 @@ def test_a_run_launched_through_the_chart_s_k8s_run_launcher_submits_the_job_the
     config = chart_run_launcher_config(v["runLauncher"]["config"]["k8sRunLauncher"])
     processed = process_config(K8sRunLauncher.config_type(), config)
     assert processed.success, [error.message for error in processed.errors]
-    kubeconfig = tmp_path / "kubeconfig"  # no cluster: the API client is built, never called
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "test", "cluster": {"server": "https://127.0.0.1:6443"}}],
-        "users": [{"name": "test", "user": {"token": "test"}}],
-        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-    }))
+    kubeconfig = kubeconfig_stub(tmp_path / "kubeconfig")  # no cluster: the API client is built, never called
     recorder = BatchApiRecorder()
     launcher = K8sRunLauncher(**{**processed.value, "load_incluster_config": False, "kubeconfig_file": str(kubeconfig)}, k8s_client_batch_api=recorder)
     # The code location's image (the user deployment of the values) is the run's image: the chart

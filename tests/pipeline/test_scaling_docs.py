@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from kubeconfig import kubeconfig_stub
 
 from workbank_dagster.settings import PipelineSettings
 
@@ -87,19 +88,7 @@ def build_run_worker_job(launcher_config: dict, tmp_path: Path):
     from dagster_k8s import K8sRunLauncher
     from dagster_k8s.job import DagsterK8sJobConfig, construct_dagster_k8s_job
 
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "test", "cluster": {"server": "https://127.0.0.1:6443"}}],
-                "users": [{"name": "test", "user": {"token": "test"}}],
-                "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-                "current-context": "test",
-            }
-        )
-    )
+    kubeconfig = kubeconfig_stub(tmp_path / "kubeconfig")
     launcher = K8sRunLauncher(**{**launcher_config, "load_incluster_config": False, "kubeconfig_file": str(kubeconfig)})
     fields = inspect.signature(DagsterK8sJobConfig.__new__).parameters
     job_config = DagsterK8sJobConfig(
