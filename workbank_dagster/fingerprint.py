@@ -1,16 +1,20 @@
-"""One way to know what is stale: the fingerprint of a cached step.
+"""One way to know what is stale: the fingerprint of a cached step, kept in its materialization.
 
-Seven steps skip their work when nothing they depend on changed, and record what they saw in three
-places: a source load (`raw._source_loads`), the occupation prior (the key inside its `.npz`), and
-the materialization metadata (`inputs_sha256`) of the analysis steps, the dbt models, the data
-dictionary's dbt docs and the report page (read back by `last_fingerprint`) and of each benchmark's
-embedded labels (`labeling.assets.recorded_inputs`). Each used to hash its own list of
-files, and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited column
-description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
+Seven steps skip their work when nothing they depend on changed: the source loads, the occupation
+prior, the embedded labels, the dbt models, the analysis steps, the data dictionary's dbt docs and
+the report page. Each records its key in one place, the metadata of its own Dagster
+materialization (`inputs_sha256`; per partition, a JSON object keyed by partition), and reads it
+back from there (`last_fingerprint`, `recorded_per_partition`) before it decides. Each used to hash
+its own list of files, and keep it in its own store (a warehouse table, a key inside a `.npz`,
+sidecar files), and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited
+column description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 
 - **code**: the step's module and every project module it imports, found by reading the import
   statements (transitively, within this package), so a new import is covered the day it is written;
 - **inputs**: its declared input files, frames and settings, passed in by the step.
+
+The embedding and judgement stores are not staleness checks: they are content-addressed (a text's
+vector, a prompt's judgement), and stay where they are.
 """
 
 from __future__ import annotations
@@ -22,10 +26,13 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import dagster as dg
 import pandas as pd
 
 PACKAGE = "workbank_dagster"
 PACKAGE_DIR = Path(__file__).resolve().parent
+# The metadata entry where a cached step records its key.
+INPUTS_METADATA = "inputs_sha256"
 
 
 def module_path(module: str) -> Path | None:
@@ -108,4 +115,20 @@ def last_fingerprint(instance, asset_key) -> tuple[str | None, dict]:
     fingerprint there, and its tables in place, keeps them (analysis steps, dbt models)."""
     event = instance.get_latest_materialization_event(asset_key)
     metadata = dict(event.asset_materialization.metadata) if event and event.asset_materialization else {}
-    return getattr(metadata.get("inputs_sha256"), "value", None), metadata
+    return getattr(metadata.get(INPUTS_METADATA), "value", None), metadata
+
+
+def recorded_per_partition(instance, asset_key, name: str, partitions: Iterable[str]) -> dict[str, object]:
+    """Per partition, its entry in the JSON metadata `name` of that partition's last materialization.
+
+    A partitioned step that runs several partitions at once records one JSON object keyed by
+    partition (the source loads, the embedded labels' keys); a partition whose last materialization
+    has no entry of its own is left out, and so is worked again."""
+    out: dict[str, object] = {}
+    for partition in partitions:
+        records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[partition]), limit=1).records
+        materialization = records[0].asset_materialization if records else None
+        value = getattr(materialization.metadata.get(name), "value", None) if materialization else None
+        if isinstance(value, dict) and partition in value:
+            out[partition] = value[partition]
+    return out

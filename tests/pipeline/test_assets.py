@@ -6,6 +6,7 @@ import json
 import shutil
 
 import dagster as dg
+import pandas as pd
 import pytest
 from conftest import small_source_dir
 
@@ -132,16 +133,30 @@ def test_a_new_data_folder_takes_the_prior_from_the_cache_with_the_same_weights(
     fitted, copied = OccupationPrior.load(onet_base / "models" / "occupation_prior.npz"), OccupationPrior.load(small_env["db"].parent / "models" / "occupation_prior.npz")
     assert copied.codes == fitted.codes and copied.inputs_sha256 == fitted.inputs_sha256
     assert (copied.coef == fitted.coef).all() and (copied.intercept == fitted.intercept).all()
+    assert metadata["inputs_sha256"].value == fitted.inputs_sha256
+    # Its materialization recorded that key: the next run keeps the file, neither fitted nor copied.
+    again = _materialize(small_env, [task_index, occupation_prior], selection=[dg.AssetKey(["labeling", "occupation_prior"])])
+    metadata = again.asset_materializations_for_node("labeling__occupation_prior")[0].metadata
+    assert (metadata["refitted"].value, metadata["from_cache"].value) == (False, False)
+    # A file written over by another checkout's prior is not this key's: copied from the cache again.
+    OccupationPrior(fitted.codes, fitted.coef, fitted.intercept, "another key").save(small_env["db"].parent / "models" / "occupation_prior.npz")
+    again = _materialize(small_env, [task_index, occupation_prior], selection=[dg.AssetKey(["labeling", "occupation_prior"])])
+    assert again.asset_materializations_for_node("labeling__occupation_prior")[0].metadata["from_cache"].value == cached
 
 
-def test_the_cached_prior_is_named_by_its_inputs_and_the_code_that_fits_it(monkeypatch, tmp_path):
+def test_the_cached_prior_is_named_by_its_key_which_covers_the_code_that_fits_it(monkeypatch, tmp_path):
+    from workbank_dagster import fingerprint
     from workbank_dagster.labeling import assets
+    from workbank_dagster.labeling.prior import prior_key
 
     settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
     first = assets.prior_cache_path(settings, "a" * 64)
     assert first.parent == settings.cache_dir / "priors" and first != assets.prior_cache_path(settings, "b" * 64)
-    monkeypatch.setattr(assets, "code_sha256", lambda *modules: "prior.py edited")
-    assert assets.prior_cache_path(settings, "a" * 64) != first
+    texts = pd.DataFrame({"onet_soc_code": ["11-1011.00"], "text": ["Direct the organization."]})
+    key = prior_key(texts, "embedding")
+    assert key != prior_key(texts.assign(text="Plan the budget."), "embedding") and key != prior_key(texts, "another embedding")
+    monkeypatch.setattr(fingerprint, "code_sha256", lambda *modules: "prior.py edited")
+    assert prior_key(texts, "embedding") != key
 
 
 def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_base):

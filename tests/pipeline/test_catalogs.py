@@ -73,18 +73,27 @@ def test_benchmark_licences_come_from_sources_md(tmp_path):
 
 
 def test_source_files_are_the_files_the_loads_recorded(tmp_path):
-    """raw/source_files publishes each load's file, size and hash; a benchmark without results (its
-    optional file absent) has none, and a removed benchmark's files leave with its load records."""
+    """raw/source_files publishes the file, size and hash each load recorded in its materialization;
+    a benchmark without results (its optional file absent) has none, nor does a benchmark whose
+    partition is gone."""
+    from workbank_dagster.partitions import benchmarks_partitions
     from workbank_dagster.sources import load_memo
     from workbank_dagster.sources.catalog import source_files
 
     db = tmp_path / "w.duckdb"
     frame = pd.DataFrame({"x": [1, 2]})
-    with warehouse.connect(db) as con:
-        load_memo.record(con, "raw", "onet_occupations", "a" * 64, frame, source_file="onet/occupation_data_29_3.tsv", source_bytes=123)
-        load_memo.record(con, "raw", "benchmark_prompts", "b" * 64, frame, partition="kept", source_file="benchmarks/kept.jsonl", source_bytes=45)
-        load_memo.record(con, "raw", "benchmark_results", "missing", frame.head(0), partition="kept", source_file="results/kept.csv")
-    assert dg.materialize([source_files], resources={"warehouse_db": Warehouse(db)}).success
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(benchmarks_partitions.name, ["kept"])
+
+    def loaded(table, partition, record):
+        metadata = {load_memo.LOADS_METADATA: load_memo.loads_metadata({partition or load_memo.WHOLE_TABLE: record})}
+        instance.report_runless_asset_event(dg.AssetMaterialization(dg.AssetKey(["raw", table]), partition=partition, metadata=metadata))
+
+    loaded("onet_occupations", None, load_memo.load_record("a" * 64, frame, "onet/occupation_data_29_3.tsv", 123))
+    loaded("benchmark_prompts", "kept", load_memo.load_record("b" * 64, frame, "benchmarks/kept.jsonl", 45))
+    loaded("benchmark_results", "kept", load_memo.load_record("missing", frame.head(0), "results/kept.csv", None))
+    loaded("benchmark_prompts", "gone", load_memo.load_record("c" * 64, frame, "benchmarks/gone.jsonl", 46))
+    assert dg.materialize([source_files], instance=instance, resources={"warehouse_db": Warehouse(db)}).success
     with warehouse.connect(db) as con:
         rows = con.execute("select file, bytes, sha256, raw_table, benchmark from raw.source_files order by file").fetchall()
     assert rows == [
@@ -93,15 +102,11 @@ def test_source_files_are_the_files_the_loads_recorded(tmp_path):
     ]
 
 
-def test_a_memo_from_before_files_were_recorded_is_migrated(tmp_path):
-    from workbank_dagster.sources import load_memo
+def test_the_table_the_loads_were_recorded_in_before_is_dropped(tmp_path):
+    from workbank_dagster.sources.catalog import prune_removed
 
     with warehouse.connect(tmp_path / "w.duckdb") as con:
         con.execute("create schema raw")
-        con.execute(
-            "create table raw._source_loads (table_name VARCHAR NOT NULL, partition_key VARCHAR NOT NULL, source_sha256 VARCHAR NOT NULL, "
-            "parser_sha256 VARCHAR NOT NULL, row_count BIGINT NOT NULL, dtypes VARCHAR NOT NULL, attrs VARCHAR NOT NULL, PRIMARY KEY (table_name, partition_key))"
-        )
-        con.execute("insert into raw._source_loads values ('t', '', 'old', 'p', 0, '{}', '{}')")
-        load_memo.record(con, "raw", "u", "new", pd.DataFrame({"x": [1]}), source_file="u.csv", source_bytes=9)
-        assert con.execute("select table_name, source_file, source_bytes from raw._source_loads order by 1").fetchall() == [("t", None, None), ("u", "u.csv", 9)]
+        con.execute("create table raw._source_loads (table_name VARCHAR, partition_key VARCHAR)")
+        prune_removed(con, ["kept"])
+        assert not warehouse.table_exists(con, "raw", "_source_loads")

@@ -12,7 +12,8 @@ from workbank_dagster.fingerprint import PACKAGE_DIR, code_sha256, fingerprint, 
 # The cached steps and the module that defines each one.
 CACHED_STEPS = {
     "analysis steps (inputs_sha256 in their materializations)": "workbank_dagster.analysis.assets",
-    "raw._source_loads": "workbank_dagster.sources.load_memo",
+    "source loads (source_loads per partition in their materializations)": "workbank_dagster.sources.load_memo",
+    "occupation prior (inputs_sha256 in its materializations)": "workbank_dagster.labeling.prior",
     "embedded labels (inputs_sha256 per benchmark in their materializations)": "workbank_dagster.labeling.assets",
     "dbt docs for the data dictionary, and the report page (inputs_sha256 in their materializations)": "workbank_dagster.report.assets",
 }

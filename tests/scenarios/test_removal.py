@@ -99,7 +99,8 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
         assert after[key] == expected[key], key
     for schema, table in (("raw", "benchmark_prompts"), ("raw", "benchmark_results"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements")):
         assert _query(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
-    assert _query(root, "select count(*) from raw._source_loads where partition_key = 'spider2-dbt'") == [(0,)]
+    assert _query(root, "select count(*) from raw.source_files where benchmark = 'spider2-dbt'") == [(0,)]
+    assert _query(root, "select count(*) from raw.source_files where benchmark = 'cybench'") == [(2,)]  # its prompts and results files
     assert {r[0] for r in _query(root, "select distinct audit from analysis.user_audit")} == {"example-org"}
     assert _query(root, SCORES) == before
     differences = snap.differences(_results(root), _results(small_base_run))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata, warehouse_step
-from ..fingerprint import code_sha256
+from ..fingerprint import INPUTS_METADATA, code_sha256, last_fingerprint, recorded_per_partition
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
@@ -63,9 +63,9 @@ def prior_path(settings) -> Path:
 
 
 def prior_cache_path(settings, inputs_sha256: str) -> Path:
-    """Where the cache folder keeps the prior fitted on these inputs by this code (prior.py)."""
-    name = hashlib.sha256(f"{inputs_sha256}\x1f{code_sha256('workbank_dagster.labeling.prior')}".encode()).hexdigest()
-    return settings.cache_dir / "priors" / f"{name}.npz"
+    """Where the cache folder keeps the prior fitted on these inputs by this code: its key
+    (prior_key) covers both, so the cache is addressed by content, like the embedding store."""
+    return settings.cache_dir / "priors" / f"{inputs_sha256}.npz"
 
 
 def _optional(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
@@ -252,7 +252,10 @@ def occupation_prior(
     # ~99k vectors and fitting again; the same texts and code give the same weights.
     cached = prior_cache_path(settings, digest)
     refitted, from_cache = False, False
-    if not (path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest):
+    # Unchanged when its last materialization recorded this key and the file it wrote is still that
+    # prior (a deleted data folder, or a prior written over by another checkout, is fitted again).
+    kept_here = last_fingerprint(context.instance, context.asset_key)[0] == digest and path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest
+    if not kept_here:
         kept = OccupationPrior.load(cached) if cached.is_file() else None
         if kept is not None and kept.inputs_sha256 == digest:
             kept.save(path)
@@ -277,6 +280,7 @@ def occupation_prior(
             "embedded_now": embeddings.store.misses,
             "model_loaded": embeddings.embedder.loaded,
             "seconds": round(time.perf_counter() - started, 2),
+            INPUTS_METADATA: digest,
         },
         data_version=dg.DataVersion(digest),
     )
@@ -370,7 +374,6 @@ def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
     )
 
 
-INPUTS_METADATA = "inputs_sha256"
 # Where the label input keys were kept before they moved into the materializations: dropped by label_catalog.
 LEGACY_INPUTS_TABLE = "embedded_label_inputs"
 
@@ -399,17 +402,11 @@ def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompt
 
 def recorded_inputs(instance: dg.DagsterInstance, keys: list[str]) -> dict[str, dict[str, str]]:
     """Per benchmark, {labeler: key} as its last materialization of the embedded labels recorded them
-    (metadata `inputs_sha256`, where the analysis steps, dbt and the report record theirs). A run
-    that fails records nothing, so its benchmarks are labeled again."""
+    (metadata `inputs_sha256`, where every cached step records its key: fingerprint.py). A run that
+    fails records nothing, so its benchmarks are labeled again."""
     asset_key = dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")])
-    out: dict[str, dict[str, str]] = {}
-    for key in keys:
-        records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=asset_key, asset_partitions=[key]), limit=1).records
-        materialization = records[0].asset_materialization if records else None
-        value = getattr(materialization.metadata.get(INPUTS_METADATA), "value", None) if materialization else None
-        if isinstance(value, dict) and isinstance(value.get(key), dict):
-            out[key] = dict(value[key])
-    return out
+    found = recorded_per_partition(instance, asset_key, INPUTS_METADATA, keys)
+    return {key: dict(value) for key, value in found.items() if isinstance(value, dict)}
 
 
 def judged_partitions(warehouse_db: WarehouseResource, keys: list[str]) -> set[tuple[str, str]]:

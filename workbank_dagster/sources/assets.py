@@ -1,5 +1,6 @@
 """Thin Dagster assets over the parsers: observe each file's hash, parse, validate, write `raw.*`
-(or, for a file whose hash and parser are unchanged, keep the rows it already wrote: `load_memo`)."""
+(or, for a file whose hash and parser are those its last materialization recorded, keep the rows it
+already wrote: `load_memo`)."""
 
 
 from pathlib import Path
@@ -8,6 +9,7 @@ import dagster as dg
 
 from .. import warehouse
 from ..common import file_sha256, table_metadata, warehouse_step
+from ..fingerprint import INPUTS_METADATA
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from . import load_memo
@@ -59,15 +61,22 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
     def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
         path = source_path(source.path, pipeline_settings.resolve())
         digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
-        frame, parsed = load_memo.reuse_or_parse(
-            warehouse_db, RAW_SCHEMA, source.table, digest,
+        recorded = load_memo.recorded_loads(context.instance, context.asset_key).get(load_memo.WHOLE_TABLE)
+        frame, parsed, record = load_memo.reuse_or_parse(
+            warehouse_db, RAW_SCHEMA, source.table, digest, recorded,
             parse=lambda: source.read(path),
             write=lambda con, frame: warehouse.replace_table(con, RAW_SCHEMA, source.table, frame),
             source_file=source.path, source_bytes=path.stat().st_size,
         )
         context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
         return dg.MaterializeResult(
-            metadata={**table_metadata(frame, source), "sha256": digest, "parsed": parsed},
+            metadata={
+                **table_metadata(frame, source),
+                "sha256": digest,
+                "parsed": parsed,
+                INPUTS_METADATA: record[INPUTS_METADATA],
+                load_memo.LOADS_METADATA: load_memo.loads_metadata({load_memo.WHOLE_TABLE: record}),
+            },
             data_version=dg.DataVersion(digest),
         )
 

@@ -33,20 +33,23 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
     Returns the rows written per partition, the rows, and the step's metadata (rows per partition as
     `counted`, and the errors).
 
-    A partition whose file hash and parser are those of its recorded load keeps its rows and is
-    read back rather than parsed (`load_memo`)."""
+    A partition whose file hash and parser are those its last materialization recorded keeps its
+    rows and is read back rather than parsed (`load_memo`); each partition's load is recorded in
+    the metadata `source_loads`."""
     keys = list(context.partition_keys)
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
     frames = []
     reused = 0
+    recorded = load_memo.recorded_loads(context.instance, context.asset_key, keys)
+    loads: dict[str, dict] = {}
     for key in keys:
         try:
             check_slug(key, f"partition {key!r}")
             path = path_of(key)
             digest = file_sha256(path) if path.is_file() else "missing"
-            frame, parsed = load_memo.reuse_or_parse(
-                warehouse_db, RAW_SCHEMA, table, digest,
+            frame, parsed, loads[key] = load_memo.reuse_or_parse(
+                warehouse_db, RAW_SCHEMA, table, digest, recorded.get(key),
                 parse=lambda key=key, path=path, digest=digest: parse(key, path, digest),
                 write=lambda con, frame, key=key: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
                 partition=key,
@@ -57,6 +60,8 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
         except SourceFormatError as exc:
             errors[key] = str(exc)
             context.log.error(str(exc))
+            if key in recorded:  # its previous rows stay, and so does the record of the file they came from
+                loads[key] = recorded[key]
             continue
         written[key] = len(frame)
         frames.append(frame)
@@ -69,7 +74,12 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
             f"raw.{table}: {len(errors)} benchmark file(s) rejected, their previous rows kept; {len(written)} other partition(s) written"
         )
     combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    return written, combined, {**table_metadata(combined), counted: dg.MetadataValue.json(written), "errors": dg.MetadataValue.json(errors)}
+    return written, combined, {
+        **table_metadata(combined),
+        counted: dg.MetadataValue.json(written),
+        "errors": dg.MetadataValue.json(errors),
+        load_memo.LOADS_METADATA: load_memo.loads_metadata(loads),
+    }
 
 
 PARTITIONED_SOURCE = {

@@ -41,10 +41,11 @@ from .registry import SOURCES
 CATALOG_TABLE = "benchmark_catalog"
 ERRORS_TABLE = "_benchmark_file_errors"
 ERROR_COLUMNS = ["benchmark", "source_table", "error"]
-# Every raw table that holds rows per benchmark. `raw._source_loads` keys partitions by
-# `partition_key`, these by `benchmark`.
+# Every raw table that holds rows per benchmark.
 PER_BENCHMARK = ("benchmark_prompts", "benchmark_results", ERRORS_TABLE)
-SOURCE_LOAD_TABLES = ("benchmark_prompts", "benchmark_results")
+PARTITIONED_SOURCES = ("benchmark_prompts", "benchmark_results")
+# Where the source loads were recorded before they moved into their materializations: dropped here.
+LEGACY_LOADS_TABLE = "_source_loads"
 
 
 def record_file_errors(con: duckdb.DuckDBPyConnection, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
@@ -63,9 +64,7 @@ def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[st
     keep = sorted(current)
     with warehouse.transaction(con):
         counts = {f"{RAW_SCHEMA}.{table}": warehouse.delete_rows_except(con, RAW_SCHEMA, table, "benchmark", keep) for table in PER_BENCHMARK}
-        counts["raw._source_loads"] = warehouse.delete_rows_except(
-            con, RAW_SCHEMA, "_source_loads", "partition_key", keep, where={"table_name": SOURCE_LOAD_TABLES}
-        )
+        con.execute(f"DROP TABLE IF EXISTS {RAW_SCHEMA}.{LEGACY_LOADS_TABLE}")
     return {name: n for name, n in counts.items() if n}
 
 
@@ -142,18 +141,21 @@ FILES_TABLE = "source_files"
 FILES_TYPES = {"file": "string", "bytes": "Int64", "sha256": "string", "raw_table": "string", "benchmark": "string"}
 
 
-def files_read(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+def files_read(instance: dg.DagsterInstance, current: list[str]) -> pd.DataFrame:
     """Every file the raw tables now hold rows of: path (relative to the source folder), size,
-    SHA-256, the raw table, the benchmark ('' → NULL for a whole-table source), from the loads'
-    own records (`raw._source_loads`); an absent optional file (a benchmark without results) is not
-    one."""
-    if not warehouse.table_exists(con, RAW_SCHEMA, load_memo.MEMO_TABLE):
-        return pd.DataFrame(columns=list(FILES_TYPES)).astype(FILES_TYPES)
-    frame = con.execute(
-        f"SELECT source_file AS file, source_bytes AS bytes, source_sha256 AS sha256, table_name AS raw_table, "
-        f"nullif(partition_key, '') AS benchmark FROM {RAW_SCHEMA}.{load_memo.MEMO_TABLE} "
-        "WHERE source_file IS NOT NULL AND source_sha256 <> 'missing' ORDER BY raw_table, benchmark NULLS FIRST"
-    ).df()
+    SHA-256, the raw table, the benchmark (NULL for a whole-table source), as each source's last
+    materialization recorded its load (`load_memo`, metadata `source_loads`), for the benchmarks of
+    `current` only; an absent optional file (a benchmark without results) is not one."""
+    rows = []
+    for source in SOURCES:
+        for record in load_memo.recorded_loads(instance, dg.AssetKey([RAW_SCHEMA, source.table])).values():
+            rows.append((record["file"], record["bytes"], record["sha256"], source.table, None))
+    for table in PARTITIONED_SOURCES:
+        for benchmark, record in load_memo.recorded_loads(instance, dg.AssetKey([RAW_SCHEMA, table]), sorted(current)).items():
+            rows.append((record["file"], record["bytes"], record["sha256"], table, benchmark))
+    frame = pd.DataFrame(rows, columns=list(FILES_TYPES))
+    frame = frame[frame["file"].notna() & (frame["sha256"] != "missing")]
+    frame = frame.sort_values(["raw_table", "benchmark"], na_position="first", kind="stable").reset_index(drop=True)
     return frame.astype(FILES_TYPES)
 
 
@@ -162,10 +164,10 @@ def files_read(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     deps=[*(dg.AssetKey([RAW_SCHEMA, s.table]) for s in SOURCES), dg.AssetKey([RAW_SCHEMA, CATALOG_TABLE])],
     **warehouse_step("sources", "team:data-engineering"),
     description="Every file the raw tables were loaded from: path, bytes and SHA-256 as each load recorded them "
-    "(raw._source_loads), after the rows of removed benchmarks left; the report's data versions.",
+    "(metadata source_loads of its materialization), for the benchmarks that still have a partition; the report's data versions.",
 )
 def source_files(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    table = files_read(context.instance, list(context.instance.get_dynamic_partitions(benchmarks_partitions.name)))
     with warehouse_db.connect() as con:
-        table = files_read(con)
         warehouse.replace_table(con, RAW_SCHEMA, FILES_TABLE, table)
     return dg.MaterializeResult(metadata=table_metadata(table))

@@ -1,60 +1,65 @@
 """Read an unchanged source back from the warehouse instead of parsing its file again.
 
 A warm run used to parse and validate every source file again (about 8 of its 60 seconds). Now
-each load is recorded in `raw._source_loads` after its rows are written: the table, the partition
-('' for a whole table), the file's SHA-256, a fingerprint of the parser code, the row count, the
-parsed frame's dtypes and attrs, and the file's path (relative to the source folder) and size: the
-record of what was read, which `raw/source_files` publishes. A later load of a file with the same SHA-256 by the same
-parser code finds the record, checks that the table still holds exactly that many rows for it,
-and reads those rows back: the same frame the parser produced, so the same metadata.
+each load records what it read in its own materialization, as every cached step records its key
+(fingerprint.py): the metadata `source_loads` holds, per partition ('' for a whole table), the
+load's key (`inputs_sha256`: the file's SHA-256 and the code of the loading steps and of every
+project module they import), the file's SHA-256, path (relative to the source folder) and size, the
+row count, and the parsed frame's dtypes and attrs. `raw/source_files` publishes the files from
+there.
 
-Anything else parses as before: a changed file, changed code of the loading steps or of any
-project module they import (`fingerprint.code_sha256`), a warehouse rebuilt or emptied, a
-missing record. The record is written after
-the rows, in its own statement, so a crash between the two leaves a record that no longer
-matches (its SHA-256 or parser is the old one) and the next load parses. The one thing the
-check cannot see is a table rewritten by hand with the same row count.
+A later load whose key equals the one its last materialization recorded, and whose table still
+holds exactly that many rows with those columns, reads those rows back: the same frame the parser
+produced, so the same metadata. Anything else parses as before: a changed file, changed code, a
+warehouse rebuilt or emptied, no materialization yet. A run that fails records nothing, so its
+next load parses. The one thing the check cannot see is a table rewritten by hand with the same
+row count.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+import dagster as dg
 import duckdb
 import pandas as pd
 
 from .. import warehouse
-from ..fingerprint import code_sha256
+from ..fingerprint import INPUTS_METADATA, fingerprint, last_fingerprint, recorded_per_partition
 
-MEMO_TABLE = "_source_loads"
+LOADS_METADATA = "source_loads"
+WHOLE_TABLE = ""  # the partition of an unpartitioned source's record
 # The steps that load sources: their modules and every project module they import are "the parser".
 LOADERS = ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets", "workbank_dagster.sources.load_memo")
 
 
-@functools.lru_cache(maxsize=1)
-def parser_code_sha256() -> str:
-    """SHA-256 over the code that turns a file into rows (fingerprint.code_sha256 of the loaders)."""
-    return code_sha256(*LOADERS)
+def load_key(source_sha256: str) -> str:
+    """The key of a load: the file's SHA-256 and the code that turns it into rows."""
+    return fingerprint(modules=LOADERS, inputs=[source_sha256])
 
 
-def _memo(schema: str) -> str:
-    return f"{warehouse.quote(schema)}.{warehouse.quote(MEMO_TABLE)}"
+def load_record(source_sha256: str, frame: pd.DataFrame, source_file: str | None, source_bytes: int | None) -> dict:
+    """What a load of this file (already written as `frame`) records in its materialization."""
+    return {
+        INPUTS_METADATA: load_key(source_sha256),
+        "sha256": source_sha256,
+        "file": source_file,
+        "bytes": source_bytes,
+        "rows": len(frame),
+        "dtypes": [[str(c), str(t)] for c, t in frame.dtypes.items()],  # a list: the metadata's JSON sorts object keys
+        "attrs": {k: v for k, v in sorted(frame.attrs.items()) if isinstance(v, (int, float, str, bool))},
+    }
 
 
-MEMO_COLUMNS = ["table_name", "partition_key", "source_sha256", "parser_sha256", "row_count", "dtypes", "attrs", "source_file", "source_bytes"]
-
-
-def _ensure(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {warehouse.quote(schema)}")
-    con.execute(
-        f"CREATE TABLE IF NOT EXISTS {_memo(schema)} (table_name VARCHAR NOT NULL, partition_key VARCHAR NOT NULL, "
-        "source_sha256 VARCHAR NOT NULL, parser_sha256 VARCHAR NOT NULL, row_count BIGINT NOT NULL, "
-        "dtypes VARCHAR NOT NULL, attrs VARCHAR NOT NULL, source_file VARCHAR, source_bytes BIGINT, PRIMARY KEY (table_name, partition_key))"
-    )
-    # A memo written before the file and its size were recorded: add them (NULL until its next load).
-    warehouse.add_columns(con, schema, MEMO_TABLE, MEMO_COLUMNS, {"source_file": "VARCHAR", "source_bytes": "BIGINT"})
+def recorded_loads(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partitions: Iterable[str] | None = None) -> dict[str, dict]:
+    """The loads the last materializations of a source recorded, per partition (`WHOLE_TABLE` for an
+    unpartitioned source, whose partitions are None)."""
+    if partitions is None:
+        loads = getattr(last_fingerprint(instance, asset_key)[1].get(LOADS_METADATA), "value", None)
+        found = {WHOLE_TABLE: loads.get(WHOLE_TABLE)} if isinstance(loads, dict) else {}
+    else:
+        found = recorded_per_partition(instance, asset_key, LOADS_METADATA, partitions)
+    return {key: value for key, value in found.items() if isinstance(value, dict)}
 
 
 def _rows_where(partition: str | None, partition_column: str) -> tuple[str, list]:
@@ -65,51 +70,26 @@ def reuse(
     con: duckdb.DuckDBPyConnection,
     schema: str,
     table: str,
+    recorded: dict | None,
     source_sha256: str,
     partition: str | None = None,
     partition_column: str = "benchmark",
 ) -> pd.DataFrame | None:
-    """The rows of a load recorded with this file hash and parser, or None (parse the file)."""
-    try:
-        record = con.execute(
-            f"SELECT row_count, dtypes, attrs FROM {_memo(schema)} WHERE table_name = ? AND partition_key = ? "
-            "AND source_sha256 = ? AND parser_sha256 = ?",
-            [table, partition or "", source_sha256, parser_code_sha256()],
-        ).fetchone()
-        if record is None:
-            return None
-        where, params = _rows_where(partition, partition_column)
-        frame = con.execute(f"SELECT * FROM {warehouse.quote(schema)}.{warehouse.quote(table)}{where}", params).df()
-    except duckdb.CatalogException:  # no memo table or no data table yet
+    """The rows of the recorded load if it read this file with this code and they are all still in
+    the table, else None (parse the file)."""
+    if not recorded or recorded.get(INPUTS_METADATA) != load_key(source_sha256):
         return None
-    dtypes = json.loads(record[1])
-    if len(frame) != record[0] or list(frame.columns) != list(dtypes):
+    where, params = _rows_where(partition, partition_column)
+    try:
+        frame = con.execute(f"SELECT * FROM {warehouse.quote(schema)}.{warehouse.quote(table)}{where}", params).df()
+    except duckdb.CatalogException:  # the warehouse was rebuilt without it
+        return None
+    dtypes = dict(recorded["dtypes"])
+    if len(frame) != recorded["rows"] or list(frame.columns) != [column for column, _ in recorded["dtypes"]]:
         return None
     frame = frame.astype(dtypes)
-    frame.attrs.update(json.loads(record[2]))
+    frame.attrs.update(recorded["attrs"])
     return frame
-
-
-def record(
-    con: duckdb.DuckDBPyConnection,
-    schema: str,
-    table: str,
-    source_sha256: str,
-    frame: pd.DataFrame,
-    partition: str | None = None,
-    source_file: str | None = None,
-    source_bytes: int | None = None,
-) -> None:
-    """Note that `frame` (already written) is what this file (`source_file`, `source_bytes` long)
-    parsed to."""
-    _ensure(con, schema)
-    attrs = {k: v for k, v in frame.attrs.items() if isinstance(v, (int, float, str, bool))}
-    con.execute(
-        f"INSERT OR REPLACE INTO {_memo(schema)} ({', '.join(MEMO_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [table, partition or "", source_sha256, parser_code_sha256(), len(frame),
-         json.dumps({str(c): str(t) for c, t in frame.dtypes.items()}), json.dumps(attrs, sort_keys=True), source_file, source_bytes],
-    )
-
 
 
 def reuse_or_parse(
@@ -117,22 +97,27 @@ def reuse_or_parse(
     schema: str,
     table: str,
     source_sha256: str,
+    recorded: dict | None,
     parse: Callable[[], pd.DataFrame],
     write: Callable[[duckdb.DuckDBPyConnection, pd.DataFrame], object],
     partition: str | None = None,
     source_file: str | None = None,
     source_bytes: int | None = None,
-) -> tuple[pd.DataFrame, bool]:
-    """The recorded load's rows if they still stand, else `parse()`, `write` it and record it.
+) -> tuple[pd.DataFrame, bool, dict]:
+    """The recorded load's rows if they still stand, else `parse()` and `write` it.
 
-    Returns the frame and whether it was parsed. `write` replaces the table (or the partition's
-    rows); the record follows it, so a crash in between leaves nothing that matches."""
+    Returns the frame, whether it was parsed, and the record for this materialization. `write`
+    replaces the table (or the partition's rows)."""
     with warehouse_db.connect() as con:
-        frame = reuse(con, schema, table, source_sha256, partition=partition)
-    if frame is not None:
-        return frame, False
-    frame = parse()
-    with warehouse_db.connect() as con:
-        write(con, frame)
-        record(con, schema, table, source_sha256, frame, partition=partition, source_file=source_file, source_bytes=source_bytes)
-    return frame, True
+        frame = reuse(con, schema, table, recorded, source_sha256, partition=partition)
+    parsed = frame is None
+    if parsed:
+        frame = parse()
+        with warehouse_db.connect() as con:
+            write(con, frame)
+    return frame, parsed, load_record(source_sha256, frame, source_file, source_bytes)
+
+
+def loads_metadata(records: dict[str, dict]) -> dg.MetadataValue:
+    """The `source_loads` metadata of a materialization: its records per partition."""
+    return dg.MetadataValue.json({key: records[key] for key in sorted(records)})
