@@ -242,11 +242,12 @@ def run_env(root: Path, sources: Path, session_cache: Path) -> dict[str, str]:
     }
 
 
-def run_pipeline(env: dict[str, str], timeout: int = 3600) -> subprocess.CompletedProcess:
-    """`make run`'s command in a subprocess, so each run has its own environment and instance."""
+def run_pipeline(env: dict[str, str], timeout: int = 3600, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`make run`'s command in a subprocess, so each run has its own environment and instance (from
+    `cwd`, the repository by default: a copy runs its own package)."""
     return subprocess.run(
         [sys.executable, "-m", "workbank_dagster.cli", "run"],
-        cwd=REPO_ROOT,
+        cwd=cwd or REPO_ROOT,
         env={**os.environ, **env},
         capture_output=True,
         text=True,

@@ -33,6 +33,9 @@ PACKAGE = "workbank_dagster"
 PACKAGE_DIR = Path(__file__).resolve().parent
 # The metadata entry where a cached step records its key.
 INPUTS_METADATA = "inputs_sha256"
+# ... and whether it did its work this time (true) or kept what its key names (false); a
+# partitioned step records the partitions it worked, as a list.
+RECOMPUTED_METADATA = "recomputed"
 
 
 def module_path(module: str) -> Path | None:

@@ -281,10 +281,10 @@ class ResolvedViews:
         }
 
     def describe(self) -> dict:
-        """Plain-JSON view for metadata and the report's methodology section."""
-        out = {}
-        for key, value in asdict(self).items():
-            out[key] = str(value) if isinstance(value, Path) else value
+        """Plain-JSON view of how the numbers are made, for the report's methodology section: every
+        setting but the paths. Where files live changes no number, so a data folder that moved
+        makes the same report (and keeps it: the report's key covers this view)."""
+        out = {key: value for key, value in asdict(self).items() if RESOLVED_TYPES.get(key) not in (Path, Path | None)}
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out
 

@@ -74,7 +74,7 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         assert {
             "coverage_logit_coefs", "coverage_logit_curve", "importance_logit", "coverage_sensitivity", "occupation_model_scores",
             "workbank_task_zones", "unbenchmarked_green_light", "workbank_agency_table", "coverage_by_zone", "uncovered_by_telework",
-            "judge_ratios",
+            "judge_ratios", "benchmark_contribution", "coverage_history",
         } <= tables
         # Both embedded judges, side by side: their coverage in the sensitivity table, their ratios.
         judges = {r[0] for r in con.execute("select labeler from analysis.coverage_sensitivity where variant = 'judge'").fetchall()}
@@ -327,7 +327,8 @@ def test_exports_cover_every_mart_and_analysis_table(pipeline_run):
 def test_report_files_and_attribution(pipeline_run):
     report = _outputs(pipeline_run) / "report"
     page = (report / "index.html").read_text()
-    for name in ("benchmark_map", "coverage_curves", "importance_quintiles", "model_scores", "workbank_landscape", "family_work_time"):
+    for name in ("benchmark_map", "coverage_curves", "importance_quintiles", "model_scores", "workbank_landscape", "family_work_time",
+                 "coverage_history", "benchmark_contribution"):
         svg = (report / "figures" / f"{name}.svg").read_text()
         assert svg.lstrip().startswith("<?xml") and "<svg" in svg, name
     assert "Used under the CC BY 4.0 license" in page
@@ -368,6 +369,14 @@ def test_report_in_headless_chromium(pipeline_run):
         shown = [s.text.split("\n")[0] for s in driver.find_elements("css selector", "#benchmark-map g.slice")]
         assert name in shown
         driver.save_screenshot(str(ARTIFACTS / "report_map_expanded.png"))
+        # The history: this run is the first refresh, adding every benchmark; each benchmark's contribution beside it.
+        wait_for(driver, "return document.querySelector('#history #coverage-history .main-svg') !== null")
+        trend = driver.execute_script("return document.getElementById('coverage-history').textContent")
+        assert f"+{pipeline_run['headline']['n_benchmarks']} benchmarks" in trend, trend
+        contributions = driver.find_elements("css selector", "#history #benchmark-contribution tbody tr")
+        assert 1 <= len(contributions) <= pipeline_run["headline"]["n_benchmarks"]
+        driver.execute_script("document.getElementById('history').scrollIntoView()")
+        driver.save_screenshot(str(ARTIFACTS / "report_history.png"))
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(str(ARTIFACTS / "report.png"))
         assert console_errors(driver) == []
@@ -404,7 +413,7 @@ def test_warm_run_is_fast_and_loads_no_model(pipeline_run, monkeypatch):
     assert warm["dagster/row_count"].value == cold["dagster/row_count"].value
     report = instance.get_latest_materialization_event(drawn["html_report"]).asset_materialization.metadata
     dictionary = instance.get_latest_materialization_event(drawn["data_dictionary"]).asset_materialization.metadata
-    assert report["rebuilt"].value is False and report["inputs_sha256"].value == cold_keys["html_report"]
-    assert dictionary["dbt_docs_generated"].value is False and dictionary["inputs_sha256"].value == cold_keys["data_dictionary"]
+    assert report["recomputed"].value is False and report["inputs_sha256"].value == cold_keys["html_report"]
+    assert dictionary["recomputed"].value is False and dictionary["inputs_sha256"].value == cold_keys["data_dictionary"]
     # Generous bound for a noisy CI machine; the measured figure lives in bench/results.json.
     assert elapsed < 300, elapsed

@@ -169,7 +169,7 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
     for _ in range(2):
         result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
         assert result.success
-        relabeled.append(_labels_metadata(result)["benchmarks_relabeled"].value)
+        relabeled.append(len(_labels_metadata(result)["recomputed"].value))
         with warehouse.connect(small_env["db"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1] and relabeled == [1, 0]
@@ -178,7 +178,7 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
     with warehouse.connect(small_env["db"]) as con:
         con.execute("delete from labeling.embedded_judgements where benchmark = 'cybench'")
     result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
-    assert result.success and _labels_metadata(result)["benchmarks_relabeled"].value == 1
+    assert result.success and len(_labels_metadata(result)["recomputed"].value) == 1
     with warehouse.connect(small_env["db"]) as con:
         assert warehouse.table_hash(con, "labeling", "embedded_labels") == hashes[0]
         assert not warehouse.table_exists(con, "labeling", "embedded_label_inputs")
@@ -208,15 +208,14 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env, onet_base):
     both = dg.PartitionKeyRange("cybench", "paperbench")  # all three, as one single-run backfill
     first = dg.materialize([embedded_judge_labels], instance=small_env["instance"], resources=small_env["resources"],
                            tags={"dagster/asset_partition_range_start": both.start, "dagster/asset_partition_range_end": both.end})
-    assert first.success and _labels_metadata(first)["benchmarks_relabeled"].value == 3
+    assert first.success and len(_labels_metadata(first)["recomputed"].value) == 3
     path = small_env["sources"] / "benchmarks" / "paperbench.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("".join(lines[:-1]))  # one prompt fewer
     assert _materialize(small_env, [benchmark_prompts], partition_key="paperbench").success
     second = dg.materialize([embedded_judge_labels], instance=small_env["instance"], resources=small_env["resources"],
                             tags={"dagster/asset_partition_range_start": both.start, "dagster/asset_partition_range_end": both.end})
-    metadata = _labels_metadata(second)
-    assert metadata["benchmarks_relabeled"].value == 1 and metadata["benchmarks_unchanged"].value == 2
+    assert _labels_metadata(second)["recomputed"].value == ["paperbench"]
     with warehouse.connect(small_env["db"]) as con:
         counts = dict(con.execute("select benchmark, count(*) from labeling.embedded_judgements group by 1").fetchall())
     assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v4 and v3

@@ -264,3 +264,13 @@ def test_a_launchpad_duckdb_path_moves_the_warehouse(tmp_path):
     resources = {key: defs.resources[key] for key in ("pipeline_settings", "warehouse_db")}
     dg.materialize([probe], resources=resources, run_config={"resources": {"pipeline_settings": {"config": {"duckdb_path": str(target)}}}})
     assert seen == {"warehouse": str(target), "settings": str(target)}
+
+
+def test_the_report_s_view_of_the_settings_has_no_path(tmp_path):
+    """A data folder that moved makes the same report, so the view the report shows and keys on
+    (`describe`) has no path; a setting that changes a number is in it."""
+    here = PipelineSettings(data_dir=str(tmp_path / "a")).resolve()
+    moved = PipelineSettings(data_dir=str(tmp_path / "b"), cache_dir=str(tmp_path / "c")).resolve()
+    assert here.describe() == moved.describe()
+    assert here.describe() != PipelineSettings(data_dir=str(tmp_path / "a"), cluster_level="minor").resolve().describe()
+    assert not [key for key, value in here.describe().items() if str(tmp_path) in str(value)]

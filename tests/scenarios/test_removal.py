@@ -160,4 +160,15 @@ def test_a_bad_file_fails_alone_while_others_refresh_and_hostile_text_stays_data
         assert driver.execute_script("return window.__pwned === undefined")
         cells = [c.text for c in driver.find_elements("css selector", "#benchmark-index td.prompt")]
         assert any("<script>window.__pwned = 1;</script>" in text and "'Q3'; DROP TABLE" in text for text in cells), cells
+        # The history section: the trend over the three refreshes names the benchmark the first of these runs added.
+        wait_for(driver, "return document.querySelector('#history #coverage-history .main-svg') !== null")
+        trend = driver.execute_script("return document.getElementById('coverage-history').textContent")
+        assert "+aaa-hostile" in trend and "~finance-agent" in trend, trend
+        assert driver.find_elements("css selector", "#history #benchmark-contribution td")
         assert console_errors(driver) == []
+    # The coverage history: the base run, then these two runs; the first added aaa-hostile and
+    # changed finance-agent (cybench's rejected file kept its rows), the second changed nothing.
+    history = _query(root, "select benchmarks_added, benchmarks_changed, benchmarks_removed, n_prompts from analysis.coverage_history order by refresh")
+    assert history == [("cybench, finance-agent, paperbench", None, None, 39 + 50 + 23), ("aaa-hostile", "finance-agent", None, 39 + 49 + 23 + 2)] + [
+        (None, None, None, 39 + 49 + 23 + 2)
+    ], history

@@ -103,7 +103,7 @@ def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir)
         metadata = result.asset_materializations_for_node(asset.node_def.name)[0].metadata
         load = metadata[load_memo.LOADS_METADATA].value[load_memo.WHOLE_TABLE]
         assert load["sha256"] == file_sha256(folder / source.path) and load["file"] == source.path
-        return metadata["parsed"].value
+        return metadata["recomputed"].value
 
     assert [parsed(), parsed()] == [True, False]
     (folder / source.path).write_bytes((folder / source.path).read_bytes() + b"\n")

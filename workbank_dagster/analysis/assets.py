@@ -7,12 +7,13 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import asset_attributes, table_metadata, warehouse_step
-from ..fingerprint import fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .columns import TABLES, column_description
+from .columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, TABLES, column_description
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
+from .history import HISTORY_CONTRACT, benchmark_contributions, enforce_contract, history_table
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
 from .telework import telework_split
@@ -76,7 +77,7 @@ def computed_or_kept(
                 warehouse.replace_table(con, SCHEMA, name, frame)
     for name, frame in tables.items():
         yield dg.MaterializeResult(
-            asset_key=[SCHEMA, name], metadata={**analysis_table_metadata(name, frame), "inputs_sha256": key, "recomputed": recomputed}
+            asset_key=[SCHEMA, name], metadata={**analysis_table_metadata(name, frame), INPUTS_METADATA: key, RECOMPUTED_METADATA: recomputed}
         )
 
 
@@ -137,7 +138,7 @@ def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.D
 LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
 
 
-@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios"], LABEL_DEPS)
+@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
 def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
@@ -182,7 +183,8 @@ def sensitivity_tables(
         ]
     )
     ratios = judge_ratios(by_labeler, tasks, threshold, cluster_level)
-    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios}
+    contribution = benchmark_contributions(active, tasks, families, threshold)
+    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios, "benchmark_contribution": contribution}
 
 
 def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
@@ -284,5 +286,39 @@ def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: Wareh
     return dg.MaterializeResult(metadata=metadata)
 
 
-analysis_assets = [coverage_regression, importance_regression, coverage_sensitivity_assets, model_scores, workbank_audit, uncovered_by_telework]
+HEADLINE_KEY = key("report", "headline")
+
+
+def headline_records(instance: dg.DagsterInstance) -> list[dict]:
+    """Every materialization of the headline the instance holds, oldest first, as `history_table` takes them."""
+    records, cursor = [], None
+    while True:
+        page = instance.fetch_materializations(HEADLINE_KEY, limit=500, cursor=cursor, ascending=True)
+        for record in page.records:
+            metadata = record.asset_materialization.metadata
+            records.append(
+                {
+                    "materialized_at": record.timestamp,
+                    "run_id": record.run_id,
+                    "numbers": getattr(metadata.get(HEADLINE_NUMBERS_METADATA), "value", None),
+                    "benchmarks": getattr(metadata.get(BENCHMARK_VERSIONS_METADATA), "value", None),
+                }
+            )
+        if not page.has_more:
+            return records
+        cursor = page.cursor
+
+
+@dg.asset(key=[SCHEMA, "coverage_history"], deps=[HEADLINE_KEY], description=TABLES["coverage_history"], pool="warehouse",
+          **asset_attributes("analysis", "team:analysis"))
+def coverage_history(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+    """The one analysis asset that reads the Dagster instance: the headline's materialization
+    records are its source, so a new warehouse gets the whole history back on its first run."""
+    table = enforce_contract(history_table(headline_records(context.instance)), HISTORY_CONTRACT, f"{SCHEMA}.coverage_history")
+    with warehouse_db.connect() as con:
+        warehouse.replace_table(con, SCHEMA, "coverage_history", table)
+    return dg.MaterializeResult(metadata={**analysis_table_metadata("coverage_history", table), "refreshes": len(table)})
+
+
+analysis_assets = [coverage_regression, importance_regression, coverage_sensitivity_assets, model_scores, workbank_audit, uncovered_by_telework, coverage_history]
 __all__ = ["analysis_assets"]

@@ -19,6 +19,11 @@ TABLES = {
     "importance_logit_ratio": "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.",
     "coverage_sensitivity": "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.",
     "work_time_uncovered_interval": "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.",
+    "benchmark_contribution": "Per benchmark, what coverage would lose without it: the tasks and occupations covered only with it, "
+    "and the uncovered share of work time with it and without it (the leave-one-out rows of coverage_sensitivity, with what only it covers).",
+    "coverage_history": "One row per materialization of the headline (report/headline), read from the Dagster instance: when, which run, "
+    "the labeler, benchmarks and prompts, tasks, occupations and families covered, the uncovered share and both ratios, which benchmarks "
+    "the refresh added, changed or removed, and how far the headline moved. Rebuilt from the instance on every run, so it survives a new warehouse.",
     "judge_ratios": "Both regression ratios (exposure, importance) under each judge's labels, side by side (METHOD.md §4-5).",
     "occupation_model_scores": "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).",
     "model_score_differences": "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.",
@@ -29,6 +34,12 @@ TABLES = {
     "uncovered_by_telework": "Uncovered US work time split by Dingel-Neiman teleworkability, scores remapped from SOC 2010 to SOC 2018 "
     "through the BLS crosswalk (exact O*NET-SOC match first; a 2018 code fed by several 2010 codes gets their average; see analysis/telework.py).",
 }
+
+# What each materialization of the headline (report/headline) records in its metadata, which
+# analysis/coverage_history reads back from the instance: the numbers, and a version of each
+# benchmark's prompts.
+HEADLINE_NUMBERS_METADATA = "headline"
+BENCHMARK_VERSIONS_METADATA = "benchmark_versions"
 
 SHARED = {
     "task_id": "O*NET task ID (integer).",
@@ -108,6 +119,35 @@ BY_TABLE = {
         "hours_total": "US work hours per year in the group.",
         "hours_uncovered": "Of which on uncovered tasks.",
         "share_of_all_uncovered_hours": "The group's share of all uncovered hours.",
+    },
+    "benchmark_contribution": {
+        "n_prompts_labeled": "The benchmark's prompts with at least one label.",
+        "n_tasks_covered_only_with_it": "Tasks covered with every benchmark and not covered without this one.",
+        "n_occupations_covered_only_with_it": "Occupations with a covered task with every benchmark and none without this one.",
+        "work_time_share_uncovered": "Share of US work hours on uncovered tasks, every benchmark counted.",
+        "work_time_share_uncovered_without_it": "The same share with this benchmark's prompts left out.",
+        "change_without_it": "work_time_share_uncovered_without_it - work_time_share_uncovered: how much more work time would be uncovered.",
+    },
+    "coverage_history": {
+        "refresh": "Position of the headline materialization, oldest first (1, 2, ...).",
+        "materialized_at": "When the headline was materialized (UTC).",
+        "run_id": "The Dagster run that materialized it.",
+        "n_benchmarks": "Benchmarks counted in that refresh.",
+        "n_prompts": "Prompts counted in that refresh.",
+        "n_tasks_covered": "Tasks covered in that refresh.",
+        "n_occupations_covered": "Occupations with at least one covered task.",
+        "n_families_covered": "SOC major groups with at least one occupation with a covered task.",
+        "work_time_share_uncovered": "Share of US work hours on uncovered tasks.",
+        "exposure_coverage_ratio": "P(covered | exposed) / P(covered | not exposed) at the median wage bill.",
+        "importance_top_bottom_ratio": "Adjusted P(covered) of the most / least important quintile.",
+        "benchmarks_added": "Benchmarks in this refresh and not in the one before (comma-separated; every benchmark in the first refresh).",
+        "benchmarks_changed": "Benchmarks in both whose prompts changed (another set of prompt ids or texts).",
+        "benchmarks_removed": "Benchmarks in the refresh before and not in this one.",
+        "change_work_time_share_uncovered": "Uncovered share minus the refresh before's (NULL for the first).",
+        "change_n_tasks_covered": "Tasks covered minus the refresh before's.",
+        "change_exposure_coverage_ratio": "Exposure ratio minus the refresh before's.",
+        "change_importance_top_bottom_ratio": "Importance ratio minus the refresh before's.",
+        "moved": "The first refresh, or one that added, changed or removed a benchmark or moved a number (the report's trend shows these).",
     },
     "judge_ratios": {
         "exposure_coverage_ratio": "P(covered | exposed) / P(covered | not exposed) at the median wage bill, with this judge's coverage.",

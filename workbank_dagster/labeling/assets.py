@@ -10,7 +10,7 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata, warehouse_step
-from ..fingerprint import INPUTS_METADATA, code_sha256, last_fingerprint, recorded_per_partition
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, code_sha256, last_fingerprint, recorded_per_partition
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
@@ -101,11 +101,13 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: L
     path = prior_path(settings)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the occupation prior is missing; materialize labeling/occupation_prior first")
+    # Built again in this process when the titles, the technology or the prior's key change (the key
+    # the prior's file carries, not its modification time).
     key = (
         tuple(index.occupation_codes),
         int(pd.util.hash_pandas_object(titles, index=False).sum()),
         int(pd.util.hash_pandas_object(technology, index=False).sum()) if technology is not None else 0,
-        path.stat().st_mtime_ns,
+        prior_inputs_sha256(settings),
     )
 
     def build() -> OccupationKnowledge:
@@ -181,11 +183,14 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
 
 
 def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: dict):
+    """The step's two materializations: the judgements, and the labels with `extra`. Whether the
+    step worked (`recomputed`) is said on both: one step writes both tables."""
     counts = {k: int(v) for k, v in judgements["status"].value_counts().items()}
     n_prompts = len(judgements)
+    both = {RECOMPUTED_METADATA: extra[RECOMPUTED_METADATA]} if RECOMPUTED_METADATA in extra else {}
     yield dg.MaterializeResult(
         asset_key=[LABELING_SCHEMA, judgements_table(judge)],
-        metadata={**table_metadata(judgements), "status_counts": dg.MetadataValue.json(counts)},
+        metadata={**table_metadata(judgements), "status_counts": dg.MetadataValue.json(counts), **both},
     )
     yield dg.MaterializeResult(
         asset_key=[LABELING_SCHEMA, labels_table(judge)],
@@ -254,7 +259,7 @@ def occupation_prior(
     refitted, from_cache = False, False
     # Unchanged when its last materialization recorded this key and the file it wrote is still that
     # prior (a deleted data folder, or a prior written over by another checkout, is fitted again).
-    kept_here = last_fingerprint(context.instance, context.asset_key)[0] == digest and path.is_file() and OccupationPrior.load(path).inputs_sha256 == digest
+    kept_here = last_fingerprint(context.instance, context.asset_key)[0] == digest and path.is_file() and OccupationPrior.key_of(path) == digest
     if not kept_here:
         kept = OccupationPrior.load(cached) if cached.is_file() else None
         if kept is not None and kept.inputs_sha256 == digest:
@@ -276,6 +281,7 @@ def occupation_prior(
             "n_texts": len(texts),
             "texts_by_kind": dg.MetadataValue.json({k: int(v) for k, v in texts["kind"].value_counts().sort_index().items()}),
             "refitted": refitted,
+            RECOMPUTED_METADATA: refitted or from_cache,
             "from_cache": dg.MetadataValue.path(str(cached)) if from_cache else False,
             "embedded_now": embeddings.store.misses,
             "model_loaded": embeddings.embedder.loaded,
@@ -332,7 +338,7 @@ def embedded_judge_labels(
         labeler: {
             "labels_per_prompt": round(float((labels["labeler"] == labeler).sum()) / max(int((judgements["labeler"] == labeler).sum()), 1), 3),
             "status_counts": {k: int(v) for k, v in judgements[judgements["labeler"] == labeler]["status"].value_counts().items()},
-            "benchmarks_relabeled": len(stale[labeler]),
+            RECOMPUTED_METADATA: stale[labeler],
         }
         for labeler in inputs
     }
@@ -349,8 +355,7 @@ def embedded_judge_labels(
             # What each benchmark's labels were made from, per labeler: the next run keeps the
             # labels of a benchmark whose key is unchanged (and whose rows are still there).
             INPUTS_METADATA: dg.MetadataValue.json({k: {labeler: inputs[labeler][k] for labeler in inputs} for k in keys}),
-            "benchmarks_relabeled": len(relabel),
-            "benchmarks_unchanged": len(keys) - len(relabel),
+            RECOMPUTED_METADATA: dg.MetadataValue.json(relabel),  # the benchmarks labeled again; the others kept theirs
             "chunks": embeddings.stats["chunks"],
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
@@ -381,7 +386,7 @@ LEGACY_INPUTS_TABLE = "embedded_label_inputs"
 def prior_inputs_sha256(settings) -> str:
     """The training-text hash the prior on disk was fitted on ('none' when there is none yet)."""
     path = prior_path(settings)
-    return OccupationPrior.load(path).inputs_sha256 if path.is_file() else "none"
+    return OccupationPrior.key_of(path) if path.is_file() else "none"
 
 
 def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:

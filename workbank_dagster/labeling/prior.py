@@ -101,6 +101,12 @@ class OccupationPrior:
         partial.write_bytes(buffer.getvalue())
         partial.replace(path)
 
+    @staticmethod
+    def key_of(path: Path) -> str:
+        """The key a saved prior was fitted under (`prior_key`), read without its weights."""
+        with np.load(path, allow_pickle=False) as data:
+            return str(data["inputs_sha256"])
+
     @classmethod
     def load(cls, path: Path) -> OccupationPrior:
         with np.load(path, allow_pickle=False) as data:

@@ -12,16 +12,17 @@ import dagster as dg
 import pandas as pd
 from dagster_dbt import DbtCliResource
 
+from ..analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
 from ..common import warehouse_step
-from ..fingerprint import fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at
+from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at, project_inputs
 from .attribution import reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
-from .headline import headline_numbers, rejected_files
+from .headline import benchmark_versions, headline_numbers, rejected_files
 from .page import TEMPLATE_DIR, render_report
 from .static_figures import write_static_figures
 from .tables import report_frames
@@ -55,9 +56,17 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         numbers = headline_numbers(con, settings)
+        versions = benchmark_versions(con)
     # Key order is the reading order of the numbers (not sorted).
     path = write_text_atomic(settings.output_dir / "headline.json", json.dumps(numbers, indent=2) + "\n")
-    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)), "headline": dg.MetadataValue.json(numbers)})
+    # The numbers and each benchmark's prompts version are what analysis/coverage_history reads back.
+    return dg.MaterializeResult(
+        metadata={
+            "path": dg.MetadataValue.path(str(path)),
+            HEADLINE_NUMBERS_METADATA: dg.MetadataValue.json(numbers),
+            BENCHMARK_VERSIONS_METADATA: dg.MetadataValue.json(versions),
+        }
+    )
 
 
 @dg.asset(
@@ -112,7 +121,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     # last `dbt docs generate` (10-20 s) still holds. The dictionary adds the row counts and is
     # written again every time (milliseconds).
     docs = settings.data_dir / "dbt_docs"
-    key = fingerprint(modules=[__name__], inputs=[dbt_project.manifest_path, types, settings.dbt_vars])
+    key = fingerprint(modules=[__name__], inputs=[*project_inputs(), types, settings.dbt_vars])
     rebuilt = not kept(context, key, docs / "manifest.json", docs / "catalog.json", outputs[2])
     if rebuilt:
         static = _dbt_docs(dbt, settings, Path(warehouse_db.path), docs)
@@ -128,8 +137,8 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
             "path": dg.MetadataValue.path(str(outputs[0])),
             "n_tables": len(types),
             "n_columns": len(frame),
-            "dbt_docs_generated": rebuilt,
-            "inputs_sha256": key,
+            RECOMPUTED_METADATA: rebuilt,  # dbt docs generated again (the dictionary itself is written every time)
+            INPUTS_METADATA: key,
             "tables_with_undocumented_columns": dg.MetadataValue.json(undocumented),
         }
     )
@@ -187,8 +196,8 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
             "url": dg.MetadataValue.url(path.resolve().as_uri()),
             "bytes": path.stat().st_size,
             "n_occupation_tiles": len(frames["occupations"]),
-            "rebuilt": rebuilt,
-            "inputs_sha256": key,
+            RECOMPUTED_METADATA: rebuilt,
+            INPUTS_METADATA: key,
             "figures": dg.MetadataValue.json(svgs),
         }
     )

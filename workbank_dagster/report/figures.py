@@ -40,6 +40,8 @@ FIGURE_DATA = {
     "model_scores": ("model_scores",),
     "workbank_landscape": ("zones",),
     "family_work_time": ("families",),
+    "coverage_history": ("history",),
+    "benchmark_contribution": ("contribution",),
 }
 
 
@@ -310,4 +312,60 @@ def family_work_time(families: pd.DataFrame) -> go.Figure:
     _layout(fig, "Share of each family's US work hours on uncovered tasks", height=620)
     fig.update_layout(margin=dict(l=330, r=20, t=60, b=50))
     fig.update_xaxes(title="share of work hours on uncovered tasks", tickformat=".0%", range=[0, 1])
+    return fig
+
+
+def refresh_note(row, most: int = 3) -> str:
+    """What a refresh changed, in a few words: '+a, b · ~c · −d' (added, changed, removed); more than
+    `most` benchmarks added at once say how many."""
+    parts = []
+    for column, sign in (("benchmarks_added", "+"), ("benchmarks_changed", "~"), ("benchmarks_removed", "−")):
+        value = row.get(column)
+        if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)) or not value:
+            continue
+        names = str(value).split(", ")
+        parts.append(f"{sign}{len(names)} benchmarks" if len(names) > most else sign + ", ".join(names))
+    return " · ".join(parts)
+
+
+def coverage_history(history: pd.DataFrame) -> go.Figure:
+    """The uncovered share of work time over refreshes, each point annotated with what it changed."""
+    notes = [refresh_note(row) for row in history.to_dict("records")]
+    when = pd.to_datetime(history["materialized_at"], utc=True).dt.strftime("%Y-%m-%d %H:%M UTC")
+    fig = go.Figure(
+        go.Scatter(
+            x=history["refresh"],
+            y=history["work_time_share_uncovered"],
+            mode="lines+markers+text",
+            text=[esc(n) for n in notes],
+            textposition="top center",
+            line=dict(color=UNCOVERED),
+            customdata=np.stack([when, history["n_benchmarks"], history["n_tasks_covered"], [esc(n) or "nothing" for n in notes]], axis=1),
+            hovertemplate="refresh %{x} · %{customdata[0]}<br>%{y:.2%} of work time uncovered<br>%{customdata[1]} benchmarks, "
+            "%{customdata[2]} tasks covered<br>changed: %{customdata[3]}<extra></extra>",
+        )
+    )
+    _layout(fig, "Uncovered share of US work time, refresh by refresh", height=420)
+    fig.update_xaxes(title="refresh (materialization of the headline)", dtick=1)
+    fig.update_yaxes(title="share of work hours on uncovered tasks", tickformat=".1%")
+    return fig
+
+
+def benchmark_contribution(contribution: pd.DataFrame) -> go.Figure:
+    """Per benchmark, the tasks covered only with it (what coverage would lose without it)."""
+    frame = contribution.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[True, False])
+    fig = go.Figure(
+        go.Bar(
+            x=frame["n_tasks_covered_only_with_it"],
+            y=[esc(b) for b in frame["benchmark"]],
+            orientation="h",
+            marker=dict(color=COVERED),
+            customdata=np.stack([frame["n_occupations_covered_only_with_it"], frame["change_without_it"].astype(float)], axis=1),
+            hovertemplate="%{y}: %{x} tasks and %{customdata[0]} occupations covered only with it<br>without it, "
+            "+%{customdata[1]:.2%} of work time uncovered<extra></extra>",
+        )
+    )
+    _layout(fig, "Tasks covered only with each benchmark", height=max(320, 26 * len(frame) + 120))
+    fig.update_layout(margin=dict(l=180, r=20, t=60, b=50))
+    fig.update_xaxes(title="tasks covered with it and not without it")
     return fig

@@ -64,6 +64,19 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
     }
 
 
+def benchmark_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Benchmark → an MD5 of its prompt ids and texts' hashes, in id order: another value in a later
+    refresh means its prompts changed (the coverage history records it per headline)."""
+    if not table_exists(con, "marts", "fct_benchmark_prompts"):
+        return {}
+    return dict(
+        con.execute(
+            "select benchmark, md5(string_agg(prompt_id || chr(31) || prompt_hash, chr(30) order by prompt_id)) "
+            "from marts.fct_benchmark_prompts group by 1 order by 1"
+        ).fetchall()
+    )
+
+
 def rejected_files(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """Benchmark → why its file was rejected in this run (its previous rows, if any, are counted)."""
     if not table_exists(con, "marts", "dim_benchmark"):

@@ -58,6 +58,8 @@ td.prompt { max-width:26rem; color:var(--muted); font-size:.8rem; }
 .scroll { max-height:32rem; overflow:auto; border:1px solid var(--line); border-radius:6px; }
 .note { font-size:.85rem; color:var(--muted); }
 code { background:#f4f2ec; padding:.05rem .3rem; border-radius:4px; font-size:.85em; }
+.side-by-side { display:grid; grid-template-columns:minmax(0,1fr) minmax(0,1fr); gap:1rem; align-items:start; }
+@media (max-width: 900px) { .side-by-side { grid-template-columns:1fr; } }
 dl.settings { display:grid; grid-template-columns:max-content 1fr; gap:.2rem 1rem; font-size:.88rem; }
 dl.settings dt { font-weight:600; } dl.settings dd { margin:0; }
 footer { color:var(--muted); font-size:.8rem; padding:1rem 0 3rem; }
@@ -69,6 +71,7 @@ SECTIONS = (
     ("exposure", "Exposure & wages"),
     ("importance", "Importance"),
     ("sensitivity", "Sensitivity"),
+    ("history", "History"),
     ("scores", "Model scores"),
     ("workbank", "WORKBank"),
     ("benchmarks", "Benchmark index"),
@@ -257,6 +260,26 @@ def _section(anchor: str, title: str, lede: str | Markup, body: str) -> Section:
     return Section(anchor, title, lede, Markup(body))
 
 
+def history_body(f: Mapping, drawable: set[str]) -> str:
+    """The trend over refreshes, and each benchmark's contribution as a figure with its table beside."""
+    history = f["history"]
+    body = figure_div(figures.coverage_history(history), "coverage-history") if "coverage_history" in drawable else "<p class='note'>No refresh recorded yet.</p>"
+    if len(history):
+        last = history.iloc[-1]
+        body += (f"<p class='note'>The refreshes that moved the map: {len(history)}, of the headline's materializations that Dagster "
+                 f"recorded (the last of them, refresh {int(last.refresh)} on {esc(str(last.materialized_at)[:16])} UTC, changed "
+                 f"{esc(figures.refresh_note(last.to_dict())) or 'the numbers only'}). analysis.coverage_history has a row for every "
+                 "materialization, those that changed nothing included.</p>")
+    contribution_cols = [("benchmark", "benchmark", None), ("n_prompts_labeled", "prompts labeled", num),
+                         ("n_tasks_covered_only_with_it", "tasks only with it", num),
+                         ("n_occupations_covered_only_with_it", "occupations only with it", num),
+                         ("change_without_it", "more work time uncovered without it", lambda v: pct(v, 2))]
+    table = html_table(f["contribution"], contribution_cols, scroll=True, table_id="benchmark-contribution")
+    chart = figure_div(figures.benchmark_contribution(f["contribution"]), "benchmark-contribution-figure") if "benchmark_contribution" in drawable else ""
+    body += f"<h3>Each benchmark's contribution</h3><div class='side-by-side'><div>{chart}</div><div>{table}</div></div>"
+    return body
+
+
 def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFrame) -> str:
     s = settings
     definition = "E1 or E2" if s["exposure_definition"] == "e1_e2" else "E1 only"
@@ -385,6 +408,8 @@ def render_report(
                  f"{pct(u.share_uncovered)}, resampling spread {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
                  f"{pct(u.ci_low_percentile)}–{pct(u.ci_high_percentile)}).</p>")
     parts.append(_section("sensitivity", "Sensitivity", "The headline under other thresholds, other judges, each benchmark left out, and duplicate texts counted once.", body))
+    parts.append(_section("history", "How the map moved", "Every refresh of the headline, with the benchmarks it added (+), changed (~) "
+                          "or removed (−), and what each benchmark adds to the coverage today.", history_body(f, drawable)))
     parts.append(_section("judges", "The judges, validated", "How often each judge agrees with labels it did not make: the benchmark authors' "
                           "occupations and roles (labels_dev, on the half no judge was tuned on) and a reference set labeled by an AI model "
                           "(Claude) by careful reading. An abstained prompt counts as a miss.", judges_body(f)))

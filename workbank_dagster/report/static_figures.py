@@ -24,7 +24,7 @@ from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from .figures import COVERAGE_SCALE, COVERED, EXPOSED, FIGURE_DATA, NOT_EXPOSED, UNCOVERED, available_figures  # noqa: E402
+from .figures import COVERAGE_SCALE, COVERED, EXPOSED, FIGURE_DATA, NOT_EXPOSED, UNCOVERED, available_figures, refresh_note  # noqa: E402
 
 plt.rcParams.update({"svg.hashsalt": "workbank", "svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
 COVERAGE_CMAP = LinearSegmentedColormap.from_list("coverage", [(stop, colour) for stop, colour in COVERAGE_SCALE])
@@ -187,6 +187,30 @@ def family_work_time_svg(families: pd.DataFrame, path: Path) -> Path:
     return _save(fig, path)
 
 
+def coverage_history_svg(history: pd.DataFrame, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ax.plot(history["refresh"], history["work_time_share_uncovered"], marker="o", color=UNCOVERED)
+    for row in history.to_dict("records"):
+        note = refresh_note(row)
+        if note:
+            ax.annotate(note, (row["refresh"], row["work_time_share_uncovered"]), textcoords="offset points", xytext=(0, 8), ha="center", fontsize=8)
+    ax.set_xticks(list(history["refresh"]))
+    ax.yaxis.set_major_formatter(lambda v, _: f"{v:.1%}")
+    ax.set_xlabel("refresh (materialization of the headline)")
+    ax.set_ylabel("share of work hours on uncovered tasks")
+    ax.set_title("Uncovered share of US work time, refresh by refresh", loc="left")
+    return _save(fig, path)
+
+
+def benchmark_contribution_svg(contribution: pd.DataFrame, path: Path) -> Path:
+    frame = contribution.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[True, False])
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * len(frame) + 1)))
+    ax.barh(list(frame["benchmark"]), frame["n_tasks_covered_only_with_it"], color=COVERED)
+    ax.set_xlabel("tasks covered with it and not without it")
+    ax.set_title("Tasks covered only with each benchmark", loc="left")
+    return _save(fig, path)
+
+
 SVG_DRAWERS = {
     "benchmark_map": benchmark_map_svg,
     "coverage_curves": coverage_curves_svg,
@@ -194,6 +218,8 @@ SVG_DRAWERS = {
     "model_scores": model_scores_svg,
     "workbank_landscape": workbank_landscape_svg,
     "family_work_time": family_work_time_svg,
+    "coverage_history": coverage_history_svg,
+    "benchmark_contribution": benchmark_contribution_svg,
 }
 
 

@@ -74,6 +74,9 @@ ANALYSIS_TABLES = {
     "telework": "select * from analysis.uncovered_by_telework",
     "validation": "select * from marts.fct_judge_validation order by labeler, yardstick, subset, benchmark, level, metric",
     "judge_ratios": "select * from analysis.judge_ratios order by labeler",
+    # The refreshes that moved the map (a run that changed nothing adds a row, not a point).
+    "history": "select * from analysis.coverage_history where moved order by refresh",
+    "contribution": "select * from analysis.benchmark_contribution order by n_tasks_covered_only_with_it desc, benchmark",
     "rejected_files": "select benchmark, n_prompts, error from marts.dim_benchmark where error is not null order by benchmark",
 }
 

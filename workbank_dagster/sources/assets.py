@@ -9,7 +9,7 @@ import dagster as dg
 
 from .. import warehouse
 from ..common import file_sha256, table_metadata, warehouse_step
-from ..fingerprint import INPUTS_METADATA
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from . import load_memo
@@ -73,7 +73,7 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
             metadata={
                 **table_metadata(frame, source),
                 "sha256": digest,
-                "parsed": parsed,
+                RECOMPUTED_METADATA: parsed,
                 INPUTS_METADATA: record[INPUTS_METADATA],
                 load_memo.LOADS_METADATA: load_memo.loads_metadata({load_memo.WHOLE_TABLE: record}),
             },

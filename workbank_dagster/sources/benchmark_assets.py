@@ -15,6 +15,7 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import file_sha256, table_metadata, warehouse_step
+from ..fingerprint import RECOMPUTED_METADATA
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -40,7 +41,7 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
     frames = []
-    reused = 0
+    parsed_keys: list[str] = []
     recorded = load_memo.recorded_loads(context.instance, context.asset_key, keys)
     loads: dict[str, dict] = {}
     for key in keys:
@@ -56,7 +57,8 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
                 # As the source folder names it (benchmarks/<slug>.jsonl, results/<slug>.csv).
                 source_file=f"{path.parent.name}/{path.name}", source_bytes=path.stat().st_size if path.is_file() else None,
             )
-            reused += not parsed
+            if parsed:
+                parsed_keys.append(key)
         except SourceFormatError as exc:
             errors[key] = str(exc)
             context.log.error(str(exc))
@@ -65,8 +67,8 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
             continue
         written[key] = len(frame)
         frames.append(frame)
-    if reused:
-        context.log.info(f"raw.{table}: {reused} of {len(keys)} partition(s) unchanged, kept without parsing")
+    if len(parsed_keys) < len(keys):
+        context.log.info(f"raw.{table}: {len(keys) - len(parsed_keys)} of {len(keys)} partition(s) unchanged, kept without parsing")
     with warehouse_db.connect() as con:
         record_file_errors(con, table, list(keys), errors)
     if errors:
@@ -79,6 +81,7 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
         counted: dg.MetadataValue.json(written),
         "errors": dg.MetadataValue.json(errors),
         load_memo.LOADS_METADATA: load_memo.loads_metadata(loads),
+        RECOMPUTED_METADATA: dg.MetadataValue.json(parsed_keys),
     }
 
 

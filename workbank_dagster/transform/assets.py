@@ -3,7 +3,6 @@ kept when nothing dbt reads has changed since the models were last built."""
 
 
 import graphlib
-import importlib.metadata
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,11 +11,11 @@ import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
-from ..fingerprint import fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
-from ..settings import DBT_PROJECT_DIR, PipelineSettings, Settings
+from ..settings import PipelineSettings, Settings
 from .metadata import model_metadata
-from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, project_files, prune_build_dirs, translator
+from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, project_inputs, prune_build_dirs, translator
 
 ensure_manifest()
 
@@ -59,7 +58,7 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
         context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
         for asset_key, metadata in kept.items():
             output = context.assets_def.get_output_name_for_asset_key(asset_key)
-            yield dg.Output(None, output_name=output, metadata={**metadata, "inputs_sha256": key, "recomputed": False})
+            yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
         return
     point_dbt_at(warehouse_db.path)
     invocation = dbt.cli(dbt_build_args(settings), context=context)
@@ -80,9 +79,7 @@ def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
     relations = sorted({(node["schema"], node.get("identifier") or node["name"]) for node in manifest["sources"].values()})
     with warehouse_db.connect() as con:
         tables = [[schema, table, warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None] for schema, table in relations]
-    files = project_files()
-    names = [str(p.relative_to(DBT_PROJECT_DIR)) for p in files]
-    return fingerprint(modules=[__name__], inputs=[names, *files, settings.dbt_vars, importlib.metadata.version("dbt-core"), tables])
+    return fingerprint(modules=[__name__], inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 
 def models_built_from(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, key: str) -> dict[dg.AssetKey, dict] | None:
@@ -119,7 +116,7 @@ def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: st
     with warehouse_db.connect() as con:
         extra = model_metadata(con, invocation.manifest, invocation.target_path, events)
     # A failed build records no key: the next run builds again and runs the tests again.
-    built = {"inputs_sha256": key, "recomputed": True} if failure is None else {"recomputed": True}
+    built = {INPUTS_METADATA: key, RECOMPUTED_METADATA: True} if failure is None else {RECOMPUTED_METADATA: True}
     for event in events:
         unique_id = getattr(event, "metadata", {}).get("unique_id")
         name = getattr(unique_id, "text", None)

@@ -63,6 +63,14 @@ def project_files() -> list[Path]:
     return files
 
 
+def project_inputs() -> list:
+    """What the dbt project is, as a cached step's key takes it: its files' names (relative to the
+    project) and contents, and the dbt-core version. The manifest is made from these, but holds
+    absolute paths: keyed on it, a checkout in another folder would look changed."""
+    files = project_files()
+    return [[str(p.relative_to(DBT_PROJECT_DIR)) for p in files], *files, importlib.metadata.version("dbt-core")]
+
+
 def _sources_newer_than(target: Path) -> bool:
     if not target.exists():
         return True

@@ -1,0 +1,197 @@
+"""One staleness mechanism, seen from outside: change one kind of input of one step, run `make run`'s
+command, and exactly that step and the dependants whose inputs changed do their work again.
+
+Every cached step records in its materialization whether it worked this time or kept what its key
+names (metadata `recomputed`: true or false, or the partitions it worked; fingerprint.py). This test
+starts from a copy of the session's small run and changes, one run at a time:
+
+- nothing: every cached step keeps its outputs;
+- the data of a partitioned source (one benchmark's prompts file): that partition, its labels and
+  what is built from them; no other benchmark's partition;
+- the data of a whole-table source (the OEWS employment file): its raw table and what is built from
+  it; no labeling step (the judges never read employment);
+- a setting (the clustering level of the standard errors): analysis steps and the report only;
+- the code of one step (a module only the analysis steps import, run from a copy of the package):
+  the analysis steps, and nothing else, since their outputs come out the same.
+
+A step counts as a dependant by the asset graph of the definitions; a step is one asset definition
+(one `dbt build` writes every model). A dependant whose inputs did not change may keep its outputs (the data dictionary reads column types, not rows); what may never
+happen is a step that is not a dependant working again, or the changed step keeping its outputs.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import dagster as dg
+from conftest import copy_small_run, run_pipeline
+
+from workbank_dagster.fingerprint import RECOMPUTED_METADATA
+from workbank_dagster.settings import REPO_ROOT
+
+ANALYSIS = "analysis/"
+OEWS = "bls/oews/national_M2024_dl.csv"
+# A module that only the analysis steps import (checked below against the import closures).
+ANALYSIS_ONLY_MODULE = "analysis/zones.py"
+
+
+def _definitions():
+    from workbank_dagster.definitions import defs
+
+    return defs
+
+
+def _dependants(defs, changed: set[str]) -> set[str]:
+    """Every asset of the steps downstream of `changed` (keys as user strings), and of their own
+    steps. A step is one asset definition: one dbt build writes every model, an analysis step all
+    of its tables, so a step that works again writes all of its assets."""
+    graph = defs.resolve_asset_graph()
+    todo = [dg.AssetKey.from_user_string(name) for name in changed]
+    seen: set[dg.AssetKey] = set()
+    while todo:
+        asset_key = todo.pop()
+        if asset_key in seen:
+            continue
+        seen.add(asset_key)
+        todo.extend(graph.get(asset_key).child_keys)
+        todo.extend(defs.resolve_assets_def(asset_key).keys)
+    return {asset_key.to_user_string() for asset_key in seen}
+
+
+class Runs:
+    """`make run`'s command in one folder, and what each run's cached steps did."""
+
+    def __init__(self, root: Path, env: dict[str, str]):
+        self.root, self.env = root, env
+        self.keys = list(_definitions().resolve_asset_graph().get_all_asset_keys())
+
+    def run(self, *, cwd: Path | None = None, **env: str) -> tuple[set[str], set[str]]:
+        """Run once; the cached steps (`asset` or `asset[partition]`) that worked and that kept."""
+        with dg.DagsterInstance.from_config(str(self.root / "dagster_home")) as instance:
+            cursor = instance.event_log_storage.get_maximum_record_id() or 0
+        completed = run_pipeline({**self.env, **env}, cwd=cwd)
+        assert completed.returncode == 0, (completed.stdout[-3000:], completed.stderr[-3000:])
+        worked, kept = set(), set()
+        with dg.DagsterInstance.from_config(str(self.root / "dagster_home")) as instance:
+            for key in self.keys:
+                filter_ = dg.AssetRecordsFilter(asset_key=key, after_storage_id=cursor)
+                for record in instance.fetch_materializations(filter_, limit=1000).records:
+                    materialization = record.asset_materialization
+                    flag = materialization.metadata.get(RECOMPUTED_METADATA)
+                    if flag is None:
+                        continue  # not a cached step: it always works
+                    name = key.to_user_string() + (f"[{materialization.partition}]" if materialization.partition else "")
+                    did = materialization.partition in flag.value if isinstance(flag.value, list) else bool(flag.value)
+                    (worked if did else kept).add(name)
+        assert kept or worked, "the run recorded no cached step"
+        return worked, kept
+
+
+def _asset(name: str) -> str:
+    return name.split("[", 1)[0]
+
+
+def _own(path: Path, root: Path) -> Path:
+    """`path` under `root` made this test's own to write: the copied source folder links whole
+    folders and files into the shared data, so every linked folder on the way is replaced by a
+    folder of links, and a linked file is unlinked. Writing through a link would change the shared
+    data itself (a first version of this test did, to the OEWS file; restored from the workbook)."""
+    current = root
+    for part in path.relative_to(root).parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            target = current.resolve()
+            current.unlink()
+            current.mkdir()
+            for entry in target.iterdir():
+                (current / entry.name).symlink_to(entry)
+    if path.is_symlink():
+        path.unlink()
+    assert path.parent.resolve().is_relative_to(root.resolve()), path
+    return path
+
+
+def _write_over(path: Path, root: Path, text: str) -> None:
+    _own(path, root).write_text(text, encoding="utf-8")
+
+
+def _double_employment(path: Path, root: Path, occupation: str) -> None:
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    column, code, group = rows[0].index("TOT_EMP"), rows[0].index("OCC_CODE"), rows[0].index("O_GROUP")
+    changed = 0
+    for row in rows[1:]:
+        if row[code] == occupation and row[group] == "detailed":
+            row[column] = str(2 * int(row[column].replace(",", "")))
+            changed += 1
+    assert changed == 1
+    with _own(path, root).open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+
+
+def _package_copy(target: Path) -> Path:
+    """The repository without its data and environment, to run with one module edited."""
+    ignore = shutil.ignore_patterns(".venv", ".git", "data", "test-artifacts", "target", "logs", "__pycache__", "*.egg-info", ".pytest_cache")
+    shutil.copytree(REPO_ROOT, target, ignore=ignore)
+    return target
+
+
+def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run, session_cache):
+    from workbank_dagster.fingerprint import PACKAGE_DIR, project_modules
+
+    defs = _definitions()
+    root = tmp_path / "run"
+    sources, env = copy_small_run(small_base_run, root, session_cache)
+    runs = Runs(root, env)
+
+    # Nothing changed: every cached step keeps what it made.
+    worked, kept = runs.run()
+    assert worked == set(), sorted(worked)
+    assert {"raw/onet_occupations", "raw/benchmark_prompts[cybench]", "labeling/occupation_prior", "labeling/embedded_labels[cybench]",
+            "report/html_report", "report/data_dictionary", "analysis/coverage_logit_ratio"} <= kept
+
+    # Data of a partitioned source: cybench's prompts lose their last line.
+    prompts = sources / "benchmarks" / "cybench.jsonl"
+    _write_over(prompts, sources, "".join(prompts.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]))
+    worked, _ = runs.run()
+    allowed = _dependants(defs, {"raw/benchmark_prompts"})
+    assert {_asset(name) for name in worked} <= allowed, sorted({_asset(n) for n in worked} - allowed)
+    assert {"raw/benchmark_prompts[cybench]", "labeling/embedded_labels[cybench]", "labeling/embedded_judgements[cybench]", "report/html_report"} <= worked
+    assert not {name for name in worked if "[" in name and not name.endswith("[cybench]")}, sorted(worked)  # no other benchmark's partition
+    assert any(name.startswith("marts/") for name in worked) and any(name.startswith(ANALYSIS) for name in worked)
+
+    # Data of a whole-table source: one occupation's employment doubled.
+    shared = (sources / OEWS).resolve()
+    before = shared.read_bytes()
+    _double_employment(sources / OEWS, sources, "15-1252")
+    assert shared.read_bytes() == before and (sources / OEWS).resolve() != shared  # the shared file is untouched
+    worked, _ = runs.run()
+    allowed = _dependants(defs, {"raw/oews_national"})
+    assert {_asset(name) for name in worked} <= allowed, sorted({_asset(n) for n in worked} - allowed)
+    assert "raw/oews_national" in worked and not any(name.startswith("labeling/") for name in worked)
+    assert any(name.startswith("marts/") for name in worked) and "report/html_report" in worked
+
+    # A setting that only the analysis reads.
+    worked, _ = runs.run(WORKBANK_CLUSTER_LEVEL="minor")
+    assert worked, "the clustering level changed nothing"
+    assert {_asset(name).split("/")[0] for name in worked} <= {"analysis", "report"}, sorted(worked)
+    assert "report/html_report" in worked and "report/data_dictionary" not in worked
+
+    # The code of one step: a module that only the analysis steps import, edited in a copy.
+    closures = {
+        module: {p.relative_to(PACKAGE_DIR).as_posix() for p in project_modules(module)}
+        for module in ("workbank_dagster.sources.load_memo", "workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets",
+                       "workbank_dagster.labeling.assets", "workbank_dagster.labeling.prior", "workbank_dagster.transform.assets",
+                       "workbank_dagster.report.assets", "workbank_dagster.analysis.assets")
+    }
+    assert [m for m, files in closures.items() if ANALYSIS_ONLY_MODULE in files] == ["workbank_dagster.analysis.assets"]
+    copy = _package_copy(tmp_path / "repo")
+    edited = copy / "workbank_dagster" / ANALYSIS_ONLY_MODULE
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n# an edit that changes no result\n", encoding="utf-8")
+    worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))
+    analysis = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys() if key.path[0] == "analysis"}
+    cached_analysis = {name for name in worked | kept if name.startswith(ANALYSIS)}
+    assert worked == cached_analysis and cached_analysis <= analysis and cached_analysis, sorted(worked)
+    assert "report/html_report" in kept  # the analysis tables came out the same

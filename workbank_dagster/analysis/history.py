@@ -1,0 +1,164 @@
+"""Coverage history: what each refresh of the headline changed, and what each benchmark adds.
+
+Pure functions over plain records; the assets (analysis/assets.py) read the records.
+
+- `history_table`: one row per materialization of the headline, oldest first, from what each one
+  recorded (its numbers, and a version of each benchmark's prompts): when and in which run, the
+  labeler, the benchmarks and prompts, the tasks, occupations and families covered, the uncovered
+  share of work time and both ratios; which benchmarks the refresh added, changed (another set of
+  prompts) or removed, how far the headline moved since the refresh before, and whether the refresh
+  moved the map at all (`moved`: the report draws those, so a run that changed nothing leaves the
+  page as it was).
+- `benchmark_contributions`: per benchmark, the tasks and occupations covered only because of it
+  (covered with every benchmark, not without it) and the uncovered share with it and without it.
+
+The history table has a contract (`HISTORY_CONTRACT`): its columns and their types, checked before
+it is written (`enforce_contract`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from .coverage import prompts_per_task, summarise
+
+HISTORY_CONTRACT = {
+    "refresh": "Int64",
+    "materialized_at": "datetime64[us, UTC]",
+    "run_id": "string",
+    "labeler": "string",
+    "n_benchmarks": "Int64",
+    "n_prompts": "Int64",
+    "n_tasks_covered": "Int64",
+    "n_occupations_covered": "Int64",
+    "n_families_covered": "Int64",
+    "work_time_share_uncovered": "Float64",
+    "exposure_coverage_ratio": "Float64",
+    "importance_top_bottom_ratio": "Float64",
+    "benchmarks_added": "string",
+    "benchmarks_changed": "string",
+    "benchmarks_removed": "string",
+    "change_work_time_share_uncovered": "Float64",
+    "change_n_tasks_covered": "Int64",
+    "change_exposure_coverage_ratio": "Float64",
+    "change_importance_top_bottom_ratio": "Float64",
+    "moved": "boolean",
+}
+
+CONTRIBUTION_COLUMNS = {
+    "benchmark": "string",
+    "n_prompts_labeled": "Int64",
+    "n_tasks_covered_only_with_it": "Int64",
+    "n_occupations_covered_only_with_it": "Int64",
+    "work_time_share_uncovered": "Float64",
+    "work_time_share_uncovered_without_it": "Float64",
+    "change_without_it": "Float64",
+}
+
+# Headline number → history column (the numbers are headline.json's keys).
+NUMBERS = {
+    "labeler": "labeler",
+    "n_benchmarks": "n_benchmarks",
+    "n_prompts": "n_prompts",
+    "n_tasks_covered": "n_tasks_covered",
+    "n_occupations_with_covered_task": "n_occupations_covered",
+    "work_time_share_uncovered": "work_time_share_uncovered",
+    "exposure_coverage_ratio": "exposure_coverage_ratio",
+    "importance_top_bottom_ratio": "importance_top_bottom_ratio",
+}
+CHANGES = ("work_time_share_uncovered", "n_tasks_covered", "exposure_coverage_ratio", "importance_top_bottom_ratio")
+
+
+class ContractError(ValueError):
+    """A table that does not have the columns and types its contract names."""
+
+
+def enforce_contract(frame: pd.DataFrame, contract: dict[str, str], table: str) -> pd.DataFrame:
+    """`frame` with exactly the contract's columns, in its order and of its types; else ContractError."""
+    if list(frame.columns) != list(contract):
+        raise ContractError(f"{table}: columns {list(frame.columns)} are not the contract's {list(contract)}")
+    wrong = {c: str(frame[c].dtype) for c, t in contract.items() if str(frame[c].dtype) != t}
+    if wrong:
+        raise ContractError(f"{table}: column types {wrong} are not the contract's {({c: contract[c] for c in wrong})}")
+    return frame
+
+
+def _names(slugs) -> str | None:
+    """Benchmarks comma-separated, sorted; None for none."""
+    slugs = sorted(slugs)
+    return ", ".join(slugs) if slugs else None
+
+
+def _moved(row: dict) -> bool:
+    """A refresh that added, changed or removed a benchmark, or moved a number (a setting changed);
+    a change that is not a number (a ratio not estimable either time) is no move."""
+    if any(row[column] for column in ("benchmarks_added", "benchmarks_changed", "benchmarks_removed")):
+        return True
+    return any(value is not None and value == value and value != 0 for value in (row[f"change_{c}"] for c in CHANGES))
+
+
+def history_table(records: list[dict]) -> pd.DataFrame:
+    """One row per headline materialization. `records`, oldest first, each: `materialized_at` (a
+    timestamp, seconds), `run_id`, `numbers` (the headline's numbers) and `benchmarks` ({slug: a
+    version of its prompts}, or None where the materialization recorded none: added, changed and
+    removed are then unknown)."""
+    rows = []
+    previous: dict | None = None
+    for position, record in enumerate(records, start=1):
+        numbers = record.get("numbers") or {}
+        row = {"refresh": position, "materialized_at": pd.Timestamp(record["materialized_at"], unit="s", tz="UTC"), "run_id": record.get("run_id")}
+        row.update({column: numbers.get(key) for key, column in NUMBERS.items()})
+        if numbers.get("n_families") is not None and numbers.get("n_families_without_covered_occupation") is not None:
+            row["n_families_covered"] = numbers["n_families"] - numbers["n_families_without_covered_occupation"]
+        else:
+            row["n_families_covered"] = None
+        now = record.get("benchmarks")
+        before = None if previous is None else previous.get("benchmarks")
+        if now is None or (previous is not None and before is None):
+            row.update(benchmarks_added=None, benchmarks_changed=None, benchmarks_removed=None)
+        else:
+            before = before or {}
+            row["benchmarks_added"] = _names(set(now) - set(before))
+            row["benchmarks_changed"] = _names(slug for slug in set(now) & set(before) if now[slug] != before[slug])
+            row["benchmarks_removed"] = _names(set(before) - set(now))
+        for column in CHANGES:
+            then = None if previous is None else previous["row"].get(column)
+            row[f"change_{column}"] = None if then is None or row.get(column) is None else row[column] - then
+        row["moved"] = previous is None or _moved(row)
+        rows.append(row)
+        previous = {"benchmarks": now, "row": row}
+    frame = pd.DataFrame(rows, columns=list(HISTORY_CONTRACT))
+    if frame.empty:
+        return frame.astype(HISTORY_CONTRACT)
+    frame["materialized_at"] = pd.to_datetime(frame["materialized_at"], utc=True).astype("datetime64[us, UTC]")
+    return frame.astype({c: t for c, t in HISTORY_CONTRACT.items() if c != "materialized_at"})
+
+
+def benchmark_contributions(labels: pd.DataFrame, tasks: pd.DataFrame, families: list[str], threshold: int) -> pd.DataFrame:
+    """Per benchmark of `labels` (one labeler: benchmark, prompt_id, task_id), what the coverage
+    would lose without it: the tasks covered only with it, the occupations with a covered task only
+    with it, and the uncovered share of work time with every benchmark and without it."""
+    rows = []
+    if len(labels):
+        counts = prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+        covered = counts >= threshold
+        occupation = tasks["onet_soc_code"].to_numpy()
+        with_all = summarise(counts, tasks, threshold, families)
+        occupations_with = set(occupation[covered])
+        for benchmark in sorted(labels["benchmark"].unique()):
+            rest = prompts_per_task(labels[labels["benchmark"] != benchmark]).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+            covered_without = rest >= threshold
+            without = summarise(rest, tasks, threshold, families)
+            share, share_without = with_all["work_time_share_uncovered"], without["work_time_share_uncovered"]
+            rows.append(
+                {
+                    "benchmark": benchmark,
+                    "n_prompts_labeled": int(labels.loc[labels["benchmark"] == benchmark, "prompt_id"].nunique()),
+                    "n_tasks_covered_only_with_it": int((covered & ~covered_without).sum()),
+                    "n_occupations_covered_only_with_it": len(occupations_with - set(occupation[covered_without])),
+                    "work_time_share_uncovered": share,
+                    "work_time_share_uncovered_without_it": share_without,
+                    "change_without_it": None if share is None or share_without is None else share_without - share,
+                }
+            )
+    return pd.DataFrame(rows, columns=list(CONTRIBUTION_COLUMNS)).astype(CONTRIBUTION_COLUMNS)
