@@ -228,3 +228,25 @@ def test_staging_models_only_rename_and_cast():
         for word in (" where ", " join ", " union ", " group by ", "ref("):
             assert word not in f" {sql} ".replace("\n", " "), (path.name, word)
         assert not re.search(r"[^-*/]\s[/*]\s", sql.replace("select *", "")), (path.name, "arithmetic")
+
+
+def test_the_manifest_is_parsed_again_when_a_project_file_is_renamed_or_removed(monkeypatch):
+    """The manifest's key is what it was parsed from (names and contents of the project's files,
+    the dbt-core version), not its age: a renamed or deleted file leaves every other file older
+    than the manifest, which the mtime check it replaced took for 'current'."""
+    from workbank_dagster.transform import project
+
+    manifest = project.ensure_manifest()
+    key = project.manifest_key()
+    assert project._parsed_from(manifest, key)
+    files = project.project_files()
+    monkeypatch.setattr(project, "project_files", lambda: files[:-1])  # one file deleted
+    assert project.manifest_key() != key
+    renamed = [f.with_name("renamed_" + f.name) if f.name == "__sources.yml" else f for f in files]
+    monkeypatch.setattr(project, "project_files", lambda: renamed)
+    path_type = type(renamed[0])
+    read = path_type.read_bytes
+    monkeypatch.setattr(path_type, "read_bytes", lambda self: read(self.with_name(self.name.removeprefix("renamed_"))))
+    assert project.manifest_key() != key  # the same bytes under another name
+    monkeypatch.undo()
+    assert project.manifest_key() == key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -71,28 +72,43 @@ def project_inputs() -> list:
     return [[str(p.relative_to(DBT_PROJECT_DIR)) for p in files], *files, importlib.metadata.version("dbt-core")]
 
 
-def _sources_newer_than(target: Path) -> bool:
-    if not target.exists():
-        return True
-    built = target.stat().st_mtime
-    return any(p.is_file() and p.stat().st_mtime > built for p in project_files())
+MANIFEST_KEY_FILE = "manifest.inputs_sha256"
+
+
+def manifest_key() -> str:
+    """What the manifest is parsed from (`project_inputs`: the project's files by name and content,
+    and the dbt-core version), as one SHA-256."""
+    digest = hashlib.sha256()
+    names, *files, version = project_inputs()
+    digest.update(json.dumps([names, version]).encode())
+    for path in files:
+        digest.update(path.read_bytes() + b"\x1f")
+    return digest.hexdigest()
+
+
+def _parsed_from(manifest: Path, key: str) -> bool:
+    """The manifest is there and was parsed from `key`: not its age, which misses a renamed or
+    deleted file, but what it was made from (its key, written beside it after each parse)."""
+    recorded = manifest.with_name(MANIFEST_KEY_FILE)
+    return manifest.exists() and recorded.exists() and recorded.read_text().strip() == key
 
 
 def ensure_manifest() -> Path:
-    """Run `dbt parse` when the manifest is missing or older than the project's files.
+    """Run `dbt parse` when the manifest is missing or was parsed from other project files (`manifest_key`).
 
     Several processes may import the definitions at once (the webserver's code server, a run, a
     test): one parses at a time (a file lock), into a folder of its own, and the manifest and
     dbt's partial-parse file are moved into place whole, so no process reads a half-written one.
     """
     manifest = dbt_project.manifest_path
-    if not _sources_newer_than(manifest):
+    key = manifest_key()
+    if _parsed_from(manifest, key):
         return manifest
     target = manifest.parent
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".parse.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _sources_newer_than(manifest):  # another process parsed while this one waited
+        if _parsed_from(manifest, key):  # another process parsed while this one waited
             return manifest
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
@@ -109,9 +125,12 @@ def ensure_manifest() -> Path:
             )
             if completed.returncode != 0:
                 raise RuntimeError(f"dbt parse failed:\n{completed.stdout}\n{completed.stderr}")
-            for name in ("partial_parse.msgpack", "manifest.json"):  # the manifest last: it marks the parse done
+            for name in ("partial_parse.msgpack", "manifest.json"):
                 if (Path(scratch) / name).exists():
                     os.replace(Path(scratch) / name, target / name)
+            # The key last: it marks the parse done (a crash before it leaves the manifest to parse again).
+            (Path(scratch) / MANIFEST_KEY_FILE).write_text(key + "\n")
+            os.replace(Path(scratch) / MANIFEST_KEY_FILE, target / MANIFEST_KEY_FILE)
     return manifest
 
 
