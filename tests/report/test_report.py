@@ -191,3 +191,18 @@ def test_the_page_template_escapes_what_is_not_marked_safe():
     assert "plain &lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
     assert "with <b>&lt;x&gt;</b>" in page and "<p>body</p>" in page
     assert '<a href="#a">&lt;A&gt;</a>' in page and "O*NET &lt;credit&gt;" in page
+
+
+def test_the_history_figure_stays_within_0_and_100_percent_and_scroll_headers_stick_to_their_box():
+    """One refresh autoscaled the trend's axis to 0-190%, and a scroll box's sticky header sat
+    2.4rem down it, over the first row (seen in the e2e screenshot of the history section)."""
+    import pandas as pd
+
+    from workbank_dagster.analysis.history import history_table
+    from workbank_dagster.report import figures, page
+
+    one = history_table([{"materialized_at": 1.0, "run_id": "r", "numbers": {"work_time_share_uncovered": 0.995}, "benchmarks": {"a": "1"}}])
+    low, high = figures.coverage_history(one).layout.yaxis.range
+    assert 0.0 <= low < 0.995 < high <= 1.0
+    assert figures.share_range(pd.Series([0.2, 0.4])) == pytest.approx([0.15, 0.45])
+    assert ".scroll th { top:0; }" in page.CSS

@@ -346,9 +346,22 @@ def coverage_history(history: pd.DataFrame) -> go.Figure:
         )
     )
     _layout(fig, "Uncovered share of US work time, refresh by refresh", height=420)
-    fig.update_xaxes(title="refresh (materialization of the headline)", dtick=1)
-    fig.update_yaxes(title="share of work hours on uncovered tasks", tickformat=".1%")
+    fig.update_xaxes(title="refresh (materialization of the headline)", dtick=1, range=history_range(history["refresh"], 0.5))
+    fig.update_yaxes(title="share of work hours on uncovered tasks", tickformat=".1%", range=share_range(history["work_time_share_uncovered"]))
     return fig
+
+
+def history_range(refreshes: pd.Series, margin: float) -> list[float]:
+    return [float(refreshes.min()) - margin, float(refreshes.max()) + margin] if len(refreshes) else [0.0, 1.0]
+
+
+def share_range(shares: pd.Series) -> list[float]:
+    """A y range around the shares, never past 0 or 100% (one point autoscaled to 0-190%)."""
+    values = shares.dropna().astype(float)
+    if values.empty:
+        return [0.0, 1.0]
+    pad = max(0.01, 0.25 * (values.max() - values.min()))
+    return [max(0.0, values.min() - pad), min(1.0, values.max() + pad)]
 
 
 def benchmark_contribution(contribution: pd.DataFrame) -> go.Figure:

@@ -56,6 +56,7 @@ th { background:#f4f2ec; font-weight:600; position:sticky; top:2.4rem; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 td.prompt { max-width:26rem; color:var(--muted); font-size:.8rem; }
 .scroll { max-height:32rem; overflow:auto; border:1px solid var(--line); border-radius:6px; }
+.scroll th { top:0; }  /* inside its own scroll box a header sticks to the box's top, not below the page's nav (it hid the first row) */
 .note { font-size:.85rem; color:var(--muted); }
 code { background:#f4f2ec; padding:.05rem .3rem; border-radius:4px; font-size:.85em; }
 .side-by-side { display:grid; grid-template-columns:minmax(0,1fr) minmax(0,1fr); gap:1rem; align-items:start; }
