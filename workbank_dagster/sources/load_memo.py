@@ -18,6 +18,7 @@ row count.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 import dagster as dg
@@ -25,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from .. import warehouse
-from ..fingerprint import INPUTS_METADATA, fingerprint, last_fingerprint, recorded_per_partition
+from ..fingerprint import INPUTS_METADATA, code_sha256, fingerprint, last_fingerprint, recorded_per_partition
 
 LOADS_METADATA = "source_loads"
 WHOLE_TABLE = ""  # the partition of an unpartitioned source's record
@@ -33,9 +34,15 @@ WHOLE_TABLE = ""  # the partition of an unpartitioned source's record
 LOADERS = ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets", "workbank_dagster.sources.load_memo")
 
 
+@functools.cache
+def _loaders_code_sha256(loaders: tuple[str, ...]) -> str:
+    """The loading code's hash, read once per process (every load of a run asks, twice)."""
+    return code_sha256(*loaders)
+
+
 def load_key(source_sha256: str) -> str:
     """The key of a load: the file's SHA-256 and the code that turns it into rows."""
-    return fingerprint(modules=LOADERS, inputs=[source_sha256])
+    return fingerprint(modules=(), inputs=[_loaders_code_sha256(LOADERS), source_sha256])
 
 
 def load_record(source_sha256: str, frame: pd.DataFrame, source_file: str | None, source_bytes: int | None) -> dict:
