@@ -12,7 +12,7 @@ from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, TABLES, column_description
-from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
+from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise, task_counts
 from .history import HISTORY_CONTRACT, benchmark_contributions, enforce_contract, history_table
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
@@ -192,7 +192,7 @@ def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, thres
     depend on who labeled (label density flattens both towards 1, METHOD.md §3)."""
     rows = []
     for labeler, labels in sorted(by_labeler.items()):
-        counts = prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+        counts = task_counts(labels, tasks)
         mine = tasks.assign(n_prompts=counts, covered=counts >= threshold)
         exposure = coverage_logit(mine, cluster_level=cluster_level).ratio
         importance = importance_logit(mine, cluster_level=cluster_level).ratio

@@ -22,6 +22,11 @@ def prompts_per_task(labels: pd.DataFrame, *, dedupe_texts: bool = False) -> pd.
     return key.groupby(labels["task_id"].astype(int)).nunique()
 
 
+def task_counts(labels: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
+    """Distinct prompts per task, aligned to the rows of `tasks` (0 for a task no prompt labels)."""
+    return prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+
+
 def summarise(n_prompts: pd.Series | np.ndarray, tasks: pd.DataFrame, threshold: int, families: list[str]) -> dict:
     """The headline coverage numbers for given per-task prompt counts (aligned to `tasks` if an array)."""
     counts = n_prompts.reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy() if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)

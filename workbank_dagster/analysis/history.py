@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .coverage import prompts_per_task, summarise
+from .coverage import summarise, task_counts
 
 HISTORY_CONTRACT = {
     "refresh": "Int64",
@@ -140,13 +140,13 @@ def benchmark_contributions(labels: pd.DataFrame, tasks: pd.DataFrame, families:
     with it, and the uncovered share of work time with every benchmark and without it."""
     rows = []
     if len(labels):
-        counts = prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+        counts = task_counts(labels, tasks)
         covered = counts >= threshold
         occupation = tasks["onet_soc_code"].to_numpy()
         with_all = summarise(counts, tasks, threshold, families)
         occupations_with = set(occupation[covered])
         for benchmark in sorted(labels["benchmark"].unique()):
-            rest = prompts_per_task(labels[labels["benchmark"] != benchmark]).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+            rest = task_counts(labels[labels["benchmark"] != benchmark], tasks)
             covered_without = rest >= threshold
             without = summarise(rest, tasks, threshold, families)
             share, share_without = with_all["work_time_share_uncovered"], without["work_time_share_uncovered"]
