@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import os
 import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -96,10 +97,48 @@ def test_source_assets_in_fetch_mode(upstream_server, tmp_path, monkeypatch):
     # file is read by the same asset as a local one (the full-data run materializes every raw asset).
     selection = [dg.AssetKey([prefix, table]) for prefix in ("files", "raw") for table in ("onet_task_statements", "oews_national")]
     result = dg.materialize(
-        [*file_assets, *raw_assets], selection=selection, resources={"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.from_env()}
+        [*file_assets, *raw_assets],
+        selection=selection,
+        resources={"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.from_env()},
     )
     assert result.success
     with warehouse.connect(db) as con:
         assert con.execute("select count(*) from raw.onet_task_statements").fetchone()[0] == 18_796
         assert con.execute("select count(*) from raw.oews_national where o_group = 'detailed'").fetchone()[0] == 831
-    assert Path(tmp_path / "data" / "downloads" / "onet" / "task_statements_29_3.tsv").is_file()
+    # The workbook's conversion lies under its key (fetch.conversion_key), in the download folder.
+    assert len(list((tmp_path / "data" / "downloads" / "_converted").glob("*/onet/task_statements_29_3.tsv"))) == 1
+
+
+def test_a_conversion_is_made_again_when_its_converter_changes_and_only_then(upstream_server, tmp_path, monkeypatch):
+    """The converted file is keyed by what it is made from (fetch.conversion_key). Its modification
+    time decided before: a changed converter was not run again (the old conversion was newer than
+    the download), and a download touched after the conversion was converted again for nothing."""
+    from workbank_dagster.sources import fetch
+
+    upstream = next(u for u in UPSTREAMS if u.convert is not None)
+    downloads = tmp_path / "downloads"
+    calls: list[str] = []
+
+    def counting(source: Path, target: Path) -> None:
+        calls.append("counting")
+        upstream.convert(source, target)
+
+    def changed(source: Path, target: Path) -> None:
+        calls.append("changed")
+        target.write_text("a changed converter's output\n")
+
+    monkeypatch.setitem(fetch.UPSTREAM_BY_TARGET, upstream.target, replace(upstream, convert=counting))
+    first = ensure_source(upstream.target, downloads, base=upstream_server["base"])
+    assert calls == ["counting"] and first.name == Path(upstream.target).name
+    # The download touched, after the conversion: nothing to convert again.
+    download = downloads / "_upstream" / upstream.repo / upstream.commit / upstream.path
+    later = first.stat().st_mtime + 60
+    os.utime(download, (later, later))
+    assert ensure_source(upstream.target, downloads, base=upstream_server["base"]) == first
+    assert calls == ["counting"]
+    # A changed converter: its own file, made by it, whatever the times say.
+    monkeypatch.setitem(fetch.UPSTREAM_BY_TARGET, upstream.target, replace(upstream, convert=changed))
+    second = ensure_source(upstream.target, downloads, base=upstream_server["base"])
+    assert calls == ["counting", "changed"]
+    assert second != first and second.read_text() == "a changed converter's output\n"
+    assert first.is_file()  # the first conversion stays, as any content-addressed entry
