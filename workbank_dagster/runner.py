@@ -46,11 +46,59 @@ def dagster_home() -> Path:
     return home
 
 
+class InstanceUnreachable(RuntimeError):
+    """The instance's PostgreSQL does not answer: one message naming its host and port."""
+
+
+def postgres_endpoint(home: Path) -> tuple[str, int] | None:
+    """The host and port of the PostgreSQL that `home/dagster.yaml` keeps its storage in (`storage:
+    postgres:`, as the team instance writes it, or a `postgres_url`); None for any other storage."""
+    import urllib.parse
+
+    import yaml
+
+    config = yaml.safe_load((home / "dagster.yaml").read_text()) if (home / "dagster.yaml").is_file() else None
+    postgres = ((config or {}).get("storage") or {}).get("postgres")
+    if not isinstance(postgres, dict):
+        return None
+
+    def value(entry):  # dagster's `{env: NAME}` form
+        return os.environ.get(entry["env"]) if isinstance(entry, dict) and "env" in entry else entry
+
+    if "postgres_url" in postgres:
+        url = urllib.parse.urlsplit(str(value(postgres["postgres_url"])))
+        return url.hostname or "localhost", url.port or 5432
+    db = postgres.get("postgres_db") or {}
+    return str(value(db.get("hostname")) or "localhost"), int(value(db.get("port")) or 5432)
+
+
+def check_reachable(home: Path, timeout: float = 5.0) -> None:
+    """Raise InstanceUnreachable when the instance's PostgreSQL takes no connection. dagster-postgres
+    would retry for about 14 s and then say only "too many retries for DB connection"."""
+    import socket
+
+    endpoint = postgres_endpoint(home)
+    if endpoint is None:
+        return
+    host, port = endpoint
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise InstanceUnreachable(
+            f"the Dagster instance's PostgreSQL at {host}:{port} is unreachable ({exc.strerror or exc}); "
+            f"its storage is configured in {home / 'dagster.yaml'}. Start it (`python -m workbank_dagster.cli team start` "
+            "for the project's own cluster), or point DAGSTER_HOME at another instance."
+        ) from None
+
+
 def open_instance():
-    """The Dagster instance of `dagster_home()`, as every CLI command opens it."""
+    """The Dagster instance of `dagster_home()`, as every CLI command opens it; a PostgreSQL storage
+    that takes no connection is one clear error (`check_reachable`), not a stack of retries."""
     import dagster as dg
 
-    return dg.DagsterInstance.from_config(str(dagster_home()))
+    home = dagster_home()
+    check_reachable(home)
+    return dg.DagsterInstance.from_config(str(home))
 
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
@@ -205,9 +253,12 @@ def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
         return 2
     first, last = keys.index(chosen[0]), keys.index(chosen[-1])
     if keys[first : last + 1] != chosen:
-        print("one run labels a range of benchmarks adjacent in sorted order: "
-              f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
-              "run the command once per benchmark instead", file=sys.stderr)
+        print(
+            "one run labels a range of benchmarks adjacent in sorted order: "
+            f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
+            "run the command once per benchmark instead",
+            file=sys.stderr,
+        )
         return 2
     run_config = {"execution": {"config": {"in_process": {}}}}
     if batch:

@@ -92,9 +92,13 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
     with open(log, "w") as out:
         ui = subprocess.Popen(
             [sys.executable, "-m", "workbank_dagster.cli", "team", "ui", "--port", str(port), "--postgres-port", str(pg_port)],
-            cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
+
         def webserver_up() -> bool:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5) as response:
@@ -110,7 +114,13 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
         assert instance.event_log_storage.get_pool_config().default_pool_limit == 1
         # The daemon runs against the same Postgres: its heartbeats, the run queue's among them, are there.
-        beats = _wait(lambda: set(instance.get_daemon_heartbeats()) >= {"QUEUED_RUN_COORDINATOR", "SENSOR"} and instance.get_daemon_heartbeats(), 120, "daemon heartbeats", ui, log)
+        beats = _wait(
+            lambda: set(instance.get_daemon_heartbeats()) >= {"QUEUED_RUN_COORDINATOR", "SENSOR"} and instance.get_daemon_heartbeats(),
+            120,
+            "daemon heartbeats",
+            ui,
+            log,
+        )
         assert "SCHEDULER" in beats
 
         # A run in pool `warehouse` is recorded in Postgres, with the pool's one slot.
@@ -144,3 +154,41 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
     assert ui.returncode == 0, log.read_text()[-4000:]
     assert not (data / "postgres" / "cluster" / "postmaster.pid").exists()
     assert _processes_naming(str(team_folder), f"--port {port}", f"-p {port}", f"-p {pg_port}") == []
+
+
+def test_an_unreachable_postgres_is_one_clear_error_naming_its_host_and_port(tmp_path):
+    """A CLI command on a team instance whose PostgreSQL is down: exit 2 and one line naming
+    127.0.0.1:<port> and the dagster.yaml, where dagster-postgres alone retried for ~14 s and said
+    only "too many retries for DB connection", under a traceback."""
+    from workbank_dagster.team_instance import DATABASE, ROLE, TEAM_DAGSTER_YAML
+
+    port = _free_port()  # bound and closed: nothing listens there
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text(TEAM_DAGSTER_YAML.format(port=port, role=ROLE, password="unused", database=DATABASE))
+    done = subprocess.run(
+        [sys.executable, "-m", "workbank_dagster.cli", "free-slots"],
+        env={**os.environ, "DAGSTER_HOME": str(home), "WORKBANK_DATA_DIR": str(tmp_path / "data")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"PostgreSQL at 127.0.0.1:{port} is unreachable" in errors[0], done.stderr
+    assert str(home / "dagster.yaml") in errors[0]
+    assert "Traceback" not in done.stderr and "too many retries" not in done.stderr
+
+
+def test_the_postgres_endpoint_is_read_from_each_form_dagster_takes(tmp_path, monkeypatch):
+    from workbank_dagster.runner import DAGSTER_YAML, postgres_endpoint
+
+    (tmp_path / "dagster.yaml").write_text(DAGSTER_YAML)
+    assert postgres_endpoint(tmp_path) is None  # SQLite: nothing to reach
+    (tmp_path / "dagster.yaml").write_text("storage:\n  postgres:\n    postgres_url: postgresql://u:p@db.internal:6543/dagster\n")
+    assert postgres_endpoint(tmp_path) == ("db.internal", 6543)
+    monkeypatch.setenv("PG_HOST", "pg.example")
+    (tmp_path / "dagster.yaml").write_text(
+        "storage:\n  postgres:\n    postgres_db:\n      hostname: {env: PG_HOST}\n      username: u\n      db_name: d\n"
+    )
+    assert postgres_endpoint(tmp_path) == ("pg.example", 5432)
