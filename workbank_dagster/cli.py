@@ -23,9 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     label = sub.add_parser("label-llm", help="the LLM judge over benchmarks (default: all) and everything downstream (job llm_labeling)")
     label.add_argument("--batch", action="store_true", help="submit the requests as one Batch API job")
     label.add_argument("benchmarks", nargs="*", help="benchmark slugs adjacent in sorted order (default: all)")
-    team = sub.add_parser(
-        "team", help="the team instance on PostgreSQL (team_instance.py): start or stop its cluster, or run the UI over it"
-    )
+    team = sub.add_parser("team", help="the team instance on PostgreSQL (team_instance.py): start or stop its cluster, or run the UI over it")
     team.add_argument("action", choices=["start", "stop", "ui"], help="ui: cluster, webserver and daemon, all stopped on Ctrl-C")
     team.add_argument("--port", type=int, default=3000, help="the webserver's port (ui)")
     team.add_argument("--postgres-port", type=int, default=5433, help="the cluster's port on 127.0.0.1")

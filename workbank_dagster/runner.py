@@ -253,12 +253,9 @@ def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
         return 2
     first, last = keys.index(chosen[0]), keys.index(chosen[-1])
     if keys[first : last + 1] != chosen:
-        print(
-            "one run labels a range of benchmarks adjacent in sorted order: "
-            f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
-            "run the command once per benchmark instead",
-            file=sys.stderr,
-        )
+        print("one run labels a range of benchmarks adjacent in sorted order: "
+              f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
+              "run the command once per benchmark instead", file=sys.stderr)
         return 2
     run_config = {"execution": {"config": {"in_process": {}}}}
     if batch:

@@ -92,13 +92,9 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
     with open(log, "w") as out:
         ui = subprocess.Popen(
             [sys.executable, "-m", "workbank_dagster.cli", "team", "ui", "--port", str(port), "--postgres-port", str(pg_port)],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
+            cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     try:
-
         def webserver_up() -> bool:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5) as response:
@@ -114,13 +110,7 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
         assert type(instance.run_coordinator).__name__ == "QueuedRunCoordinator"
         assert instance.event_log_storage.get_pool_config().default_pool_limit == 1
         # The daemon runs against the same Postgres: its heartbeats, the run queue's among them, are there.
-        beats = _wait(
-            lambda: set(instance.get_daemon_heartbeats()) >= {"QUEUED_RUN_COORDINATOR", "SENSOR"} and instance.get_daemon_heartbeats(),
-            120,
-            "daemon heartbeats",
-            ui,
-            log,
-        )
+        beats = _wait(lambda: set(instance.get_daemon_heartbeats()) >= {"QUEUED_RUN_COORDINATOR", "SENSOR"} and instance.get_daemon_heartbeats(), 120, "daemon heartbeats", ui, log)
         assert "SCHEDULER" in beats
 
         # A run in pool `warehouse` is recorded in Postgres, with the pool's one slot.

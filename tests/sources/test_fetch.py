@@ -97,9 +97,7 @@ def test_source_assets_in_fetch_mode(upstream_server, tmp_path, monkeypatch):
     # file is read by the same asset as a local one (the full-data run materializes every raw asset).
     selection = [dg.AssetKey([prefix, table]) for prefix in ("files", "raw") for table in ("onet_task_statements", "oews_national")]
     result = dg.materialize(
-        [*file_assets, *raw_assets],
-        selection=selection,
-        resources={"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.from_env()},
+        [*file_assets, *raw_assets], selection=selection, resources={"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.from_env()}
     )
     assert result.success
     with warehouse.connect(db) as con:

@@ -106,134 +106,46 @@ ELOUNDOU_HEAD = ("openai/GPTs-are-GPTs", "0471612fef3cc22b74fb884d27bff9dbd37705
 WORKBANK_REPO = ("yn-09/Data_visualization", "8b39757a6bb04a5de03c36520060c54ed2c3459f")
 
 UPSTREAMS: tuple[Upstream, ...] = (
-    Upstream(
-        "onet/task_statements_29_3.tsv",
-        *ONET_REPO,
-        "data/Task Statements.xlsx",
-        "44e9ce8d46eec806a369fe3e0a9f72c0b0ca1c334270640e22bb43278b55a28d",
-        xlsx_to_tsv,
-    ),
-    Upstream(
-        "onet/occupation_data_29_3.tsv",
-        *ONET_REPO,
-        "data/Occupation Data.xlsx",
-        "13b2aa4c08e6c9a3708d5e5ac83e13da5cc184e3798313c8942a266d00593ace",
-        xlsx_to_tsv,
-    ),
-    Upstream(
-        "onet/db_29_3_excel/Alternate Titles.xlsx",
-        *ONET_REPO,
-        "data/Alternate Titles.xlsx",
-        "2dd1ee54ed76a005e099cfb19ac7afea3bcd0528f1c919330f23f80d22d6ef77",
-    ),
-    Upstream(
-        "onet/db_29_3_excel/Sample of Reported Titles.xlsx",
-        *ONET_REPO,
-        "data/Sample of Reported Titles.xlsx",
-        "d94f9cac64d72b200af085cd9ce8d90090af2ad1b3db6b2e6b0d5e7908de87a8",
-    ),
-    Upstream(
-        "onet/db_29_3_excel/Technology Skills.xlsx",
-        *ONET_REPO,
-        "data/Technology Skills.xlsx",
-        "ed39ff225e4c17dbaea338e6fe565e477cfaa617b99b15c985640fc9e8e52083",
-    ),
-    Upstream(
-        "onet/db_29_3_excel/Related Occupations.xlsx",
-        *ONET_REPO,
-        "data/Related Occupations.xlsx",
-        "47c929b55153bde8c13ea8630a9834223eed3246cd77faf9d062536af8c9cd3f",
-    ),
-    Upstream(
-        "onet/db_29_3_excel/Tasks to DWAs.xlsx",
-        *ONET_REPO,
-        "data/Tasks to DWAs.xlsx",
-        "159c477138b692754cf0c7dd8adeb4646f594a35cbc101250ee9ff947e365fa3",
-    ),
-    Upstream(
-        "onet/db_29_3_excel/DWA Reference.xlsx",
-        *ONET_REPO,
-        "data/DWA Reference.xlsx",
-        "2bc21199fec3dc2cdd26b0511e2c79461db07efd209be16f422ad37788ee4fcb",
-    ),
-    Upstream(
-        "onet/task_ratings_IM_only_db_29.csv",
-        "emmanuelwunjc/AI-Work-Displacement",
-        "4357c8c87c115574969f42e98a07938ac0b705d7",
-        "external/onet_task_ratings.csv",
-        "f5a7cbd0a857ab2b45f459da153a472dd185433ae170b72b02c18fe4b96b0774",
-    ),
-    Upstream(
-        "onet/dingel_neiman/occupations_workathome.csv",
-        "jdingel/DingelNeiman-workathome",
-        "3ebab4f646ed45b01162ecd7794f00a518932c53",
-        "occ_onet_scores/output/occupations_workathome.csv",
-        "42ff3ae084478b554526671710b53a16d39f88c3eebb24f56f46372d7243bd40",
-    ),
-    Upstream(
-        "bls/oews/national_M2024_dl.csv",
-        "jj-squared/AI_jobs_impact",
-        "33fd992d4a8d55ee3fb72a9c69f5a5816b0b8cf1",
-        "national_M2024_dl.xlsx",
-        "accad8fea8ff8b70180c80a127a2b43f8fd9b819a058ca86024e14d33ab4f0ea",
-        oews_xlsx_to_csv,
-    ),
-    Upstream(
-        "bls/soc/soc_2018_major_groups.csv",
-        "zapplecat/vinlander",
-        "11761830842305cdedbba7dfd50ae1afb55fa2d8",
-        "data/soc_structure_2018.xlsx",
-        "ade08af40923266f3a854842e888ca3e93c15b26a147c20a2b12a61f4c4f4077",
-        soc_major_groups,
-    ),
-    Upstream(
-        "bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx",
-        "openai/GPTs-are-GPTs",
-        "36af7ac78d218158fd2070bd8775c86a99f222da",
-        "data/nem-onet-to-soc-crosswalk.xlsx",
-        "5aac9713a7e73b428819b20e3b895c97adbf09b4b59ac8c9423a340dbe129a4a",
-    ),
-    Upstream(
-        "bls/crosswalks/soc_2010_to_2018_crosswalk.csv",
-        "sidsatya/ailabor",
-        "59360056746a97da547282800553833a9f2a7f99",
-        "data/occsoc_crosswalks/soc_2010_to_2018_crosswalk.csv",
-        "69d6fc111c2dd41c22179ad85b27c27b5054db17609f2636041366dd58a0b059",
-    ),
-    Upstream(
-        "exposure/full_labelset.tsv",
-        *ELOUNDOU_HEAD,
-        "data/full_labelset.tsv",
-        "094378905e1f3349e50a9a83dc69643a2ef227954d611c8316a46da08cb3d8de",
-    ),
-    Upstream(
-        "exposure/occ_level.csv", *ELOUNDOU_HEAD, "data/occ_level.csv", "40c74f53de40aec91c0017d80690cbba915f83a8bb414bcf2f884692f1749acb"
-    ),
-    Upstream(
-        "timeshare/task_time_share_estimates.xlsx",
-        "Stephanehk/Estimating-Time-Spent-On-Work",
-        "c71f6e551f3d41ea85bcd06010779308ce1bdece",
-        "task_time_share_estimates.xlsx",
-        "6e754906c5e7657a520645749221c1b7ac62b4d04deee23fda014aaebb8b6fc4",
-    ),
-    Upstream(
-        "workbank/domain_worker_desires.csv",
-        *WORKBANK_REPO,
-        "domain_worker_desires.csv",
-        "58e969946a4620bc2f8d1ebed954bfd60daf5798f851df32e79951d2f8b536a2",
-    ),
-    Upstream(
-        "workbank/expert_rated_technological_capability.csv",
-        *WORKBANK_REPO,
-        "expert_rated_technological_capability.csv",
-        "3af00c0c69043cdd0f023fa56f0e076fdd7bb117bed64e046edd234be28197df",
-    ),
-    Upstream(
-        "workbank/task_statement_with_metadata.csv",
-        *WORKBANK_REPO,
-        "task_statement_with_metadata.csv",
-        "25d67da26125b2c4008c9e9f1590ed4769969f8e19656043bf48be6ef4700d24",
-    ),
+    Upstream("onet/task_statements_29_3.tsv", *ONET_REPO, "data/Task Statements.xlsx",
+             "44e9ce8d46eec806a369fe3e0a9f72c0b0ca1c334270640e22bb43278b55a28d", xlsx_to_tsv),
+    Upstream("onet/occupation_data_29_3.tsv", *ONET_REPO, "data/Occupation Data.xlsx",
+             "13b2aa4c08e6c9a3708d5e5ac83e13da5cc184e3798313c8942a266d00593ace", xlsx_to_tsv),
+    Upstream("onet/db_29_3_excel/Alternate Titles.xlsx", *ONET_REPO, "data/Alternate Titles.xlsx",
+             "2dd1ee54ed76a005e099cfb19ac7afea3bcd0528f1c919330f23f80d22d6ef77"),
+    Upstream("onet/db_29_3_excel/Sample of Reported Titles.xlsx", *ONET_REPO, "data/Sample of Reported Titles.xlsx",
+             "d94f9cac64d72b200af085cd9ce8d90090af2ad1b3db6b2e6b0d5e7908de87a8"),
+    Upstream("onet/db_29_3_excel/Technology Skills.xlsx", *ONET_REPO, "data/Technology Skills.xlsx",
+             "ed39ff225e4c17dbaea338e6fe565e477cfaa617b99b15c985640fc9e8e52083"),
+    Upstream("onet/db_29_3_excel/Related Occupations.xlsx", *ONET_REPO, "data/Related Occupations.xlsx",
+             "47c929b55153bde8c13ea8630a9834223eed3246cd77faf9d062536af8c9cd3f"),
+    Upstream("onet/db_29_3_excel/Tasks to DWAs.xlsx", *ONET_REPO, "data/Tasks to DWAs.xlsx",
+             "159c477138b692754cf0c7dd8adeb4646f594a35cbc101250ee9ff947e365fa3"),
+    Upstream("onet/db_29_3_excel/DWA Reference.xlsx", *ONET_REPO, "data/DWA Reference.xlsx",
+             "2bc21199fec3dc2cdd26b0511e2c79461db07efd209be16f422ad37788ee4fcb"),
+    Upstream("onet/task_ratings_IM_only_db_29.csv", "emmanuelwunjc/AI-Work-Displacement", "4357c8c87c115574969f42e98a07938ac0b705d7",
+             "external/onet_task_ratings.csv", "f5a7cbd0a857ab2b45f459da153a472dd185433ae170b72b02c18fe4b96b0774"),
+    Upstream("onet/dingel_neiman/occupations_workathome.csv", "jdingel/DingelNeiman-workathome", "3ebab4f646ed45b01162ecd7794f00a518932c53",
+             "occ_onet_scores/output/occupations_workathome.csv", "42ff3ae084478b554526671710b53a16d39f88c3eebb24f56f46372d7243bd40"),
+    Upstream("bls/oews/national_M2024_dl.csv", "jj-squared/AI_jobs_impact", "33fd992d4a8d55ee3fb72a9c69f5a5816b0b8cf1",
+             "national_M2024_dl.xlsx", "accad8fea8ff8b70180c80a127a2b43f8fd9b819a058ca86024e14d33ab4f0ea", oews_xlsx_to_csv),
+    Upstream("bls/soc/soc_2018_major_groups.csv", "zapplecat/vinlander", "11761830842305cdedbba7dfd50ae1afb55fa2d8",
+             "data/soc_structure_2018.xlsx", "ade08af40923266f3a854842e888ca3e93c15b26a147c20a2b12a61f4c4f4077", soc_major_groups),
+    Upstream("bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx", "openai/GPTs-are-GPTs", "36af7ac78d218158fd2070bd8775c86a99f222da",
+             "data/nem-onet-to-soc-crosswalk.xlsx", "5aac9713a7e73b428819b20e3b895c97adbf09b4b59ac8c9423a340dbe129a4a"),
+    Upstream("bls/crosswalks/soc_2010_to_2018_crosswalk.csv", "sidsatya/ailabor", "59360056746a97da547282800553833a9f2a7f99",
+             "data/occsoc_crosswalks/soc_2010_to_2018_crosswalk.csv", "69d6fc111c2dd41c22179ad85b27c27b5054db17609f2636041366dd58a0b059"),
+    Upstream("exposure/full_labelset.tsv", *ELOUNDOU_HEAD, "data/full_labelset.tsv",
+             "094378905e1f3349e50a9a83dc69643a2ef227954d611c8316a46da08cb3d8de"),
+    Upstream("exposure/occ_level.csv", *ELOUNDOU_HEAD, "data/occ_level.csv",
+             "40c74f53de40aec91c0017d80690cbba915f83a8bb414bcf2f884692f1749acb"),
+    Upstream("timeshare/task_time_share_estimates.xlsx", "Stephanehk/Estimating-Time-Spent-On-Work", "c71f6e551f3d41ea85bcd06010779308ce1bdece",
+             "task_time_share_estimates.xlsx", "6e754906c5e7657a520645749221c1b7ac62b4d04deee23fda014aaebb8b6fc4"),
+    Upstream("workbank/domain_worker_desires.csv", *WORKBANK_REPO, "domain_worker_desires.csv",
+             "58e969946a4620bc2f8d1ebed954bfd60daf5798f851df32e79951d2f8b536a2"),
+    Upstream("workbank/expert_rated_technological_capability.csv", *WORKBANK_REPO, "expert_rated_technological_capability.csv",
+             "3af00c0c69043cdd0f023fa56f0e076fdd7bb117bed64e046edd234be28197df"),
+    Upstream("workbank/task_statement_with_metadata.csv", *WORKBANK_REPO, "task_statement_with_metadata.csv",
+             "25d67da26125b2c4008c9e9f1590ed4769969f8e19656043bf48be6ef4700d24"),
 )
 UPSTREAM_BY_TARGET = {u.target: u for u in UPSTREAMS}
 
@@ -271,9 +183,7 @@ def ensure_source(target: str, download_dir: Path, *, base: str, timeout: float 
         try:
             _download(url, raw, timeout)
         except OSError as exc:
-            raise SourceFormatError(
-                url, f"download failed ({exc})", expected=f"the file {upstream.path} of {upstream.repo}@{upstream.commit[:8]}"
-            ) from None
+            raise SourceFormatError(url, f"download failed ({exc})", expected=f"the file {upstream.path} of {upstream.repo}@{upstream.commit[:8]}") from None
         digest = file_sha256(raw)
         if digest != upstream.sha256:
             raw.unlink()
