@@ -44,6 +44,15 @@ SLOW_FIRST = (
 )
 
 
+def pytest_configure(config) -> None:
+    """The dbt manifest, parsed before any test module imports the definitions (they read it and
+    never parse it: transform.project.prepared_manifest); each xdist worker finds it parsed, or
+    waits on the parse lock."""
+    from workbank_dagster.transform.project import ensure_manifest
+
+    ensure_manifest()
+
+
 def pytest_sessionstart(session) -> None:
     """Logs and screenshots go to test-artifacts/, whichever test (and worker) writes first."""
     ARTIFACTS.mkdir(exist_ok=True)

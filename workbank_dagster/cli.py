@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
+    sub.add_parser("prepare", help="parse the dbt project into its manifest if it changed (before a bare `dagster` command; run, label-llm and dagster dev do it)")
     sub.add_parser("free-slots", help="give back the pool slots of runs that ended or were killed (before a bare `dagster` command)")
     label = sub.add_parser("label-llm", help="the LLM judge over benchmarks (default: all) and everything downstream (job llm_labeling)")
     label.add_argument("--batch", action="store_true", help="submit the requests as one Batch API job")
@@ -51,6 +52,11 @@ def command(args: argparse.Namespace) -> int:
         from .settings import settings_at_load
 
         print(settings_at_load().resolve().duckdb_path)
+        return 0
+    if args.command == "prepare":
+        from .transform.project import ensure_manifest
+
+        print(ensure_manifest())
         return 0
     if args.command == "free-slots":
         return runner.free_slots()

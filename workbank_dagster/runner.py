@@ -62,14 +62,14 @@ def postgres_endpoint(home: Path) -> tuple[str, int] | None:
     if not isinstance(postgres, dict):
         return None
 
-    def value(entry):  # dagster's `{env: NAME}` form
+    def yaml_value(entry):  # dagster's `{env: NAME}` form
         return os.environ.get(entry["env"]) if isinstance(entry, dict) and "env" in entry else entry
 
     if "postgres_url" in postgres:
-        url = urllib.parse.urlsplit(str(value(postgres["postgres_url"])))
+        url = urllib.parse.urlsplit(str(yaml_value(postgres["postgres_url"])))
         return url.hostname or "localhost", url.port or 5432
     db = postgres.get("postgres_db") or {}
-    return str(value(db.get("hostname")) or "localhost"), int(value(db.get("port")) or 5432)
+    return str(yaml_value(db.get("hostname")) or "localhost"), int(yaml_value(db.get("port")) or 5432)
 
 
 def check_reachable(home: Path, timeout: float = 5.0) -> None:
@@ -174,7 +174,10 @@ def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = No
 
     import dagster as dg
 
+    from .transform.project import ensure_manifest
+
     free_slots_of_ended_runs(instance)
+    ensure_manifest()  # the definitions read the manifest and never parse it (project.prepared_manifest)
     launch_id = uuid.uuid4().hex[:12]
     # Load the definitions here first: reconstructable() swallows an error raised while loading
     # them and fails later with a misleading "relative import" message.

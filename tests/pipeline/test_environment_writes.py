@@ -21,6 +21,7 @@ READERS = {
     ("transform/project.py", "ensure_manifest"): "a copy of the environment for dbt's parse subprocess",
     ("transform/project.py", "point_dbt_at"): "the one write (see above)",
     ("runner.py", "dagster_home"): "DAGSTER_HOME, Dagster's own variable",
+    ("runner.py", "yaml_value"): "a dagster.yaml value given as {env: NAME}, read as Dagster reads it",
     ("labeling/embedder.py", "_load"): "HF_HUB_OFFLINE, Hugging Face's own variable",
     ("team_instance.py", "postgres_bin"): "a copy of the environment for apt-get",
     ("team_instance.py", "_run"): "PATH, for PostgreSQL's programs run as their own user",

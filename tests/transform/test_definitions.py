@@ -250,3 +250,48 @@ def test_the_manifest_is_parsed_again_when_a_project_file_is_renamed_or_removed(
     assert project.manifest_key() != key  # the same bytes under another name
     monkeypatch.undo()
     assert project.manifest_key() == key
+
+
+# Loads the definitions in a fresh process with the manifest's key made to differ, and dbt's parse
+# (subprocess.run, through which ensure_manifest runs `dbt parse`) made to fail loudly; prints what
+# happened. argv[1]: "dev" to load as `dagster dev` does (DAGSTER_IS_DEV_CLI).
+_LOAD_WITH_A_STALE_MANIFEST = """
+import os, subprocess, sys
+from workbank_dagster.transform import project
+project.manifest_key = lambda: "a key no manifest was parsed from"
+prepared = []
+project.ensure_manifest = lambda: prepared.append("ensure_manifest")
+def no_parse(*args, **kwargs):
+    raise SystemExit("dbt parse ran at import time")
+subprocess.run = no_parse
+if sys.argv[1] == "dev":
+    os.environ["DAGSTER_IS_DEV_CLI"] = "1"
+try:
+    import workbank_dagster.definitions
+except project.ManifestNotPrepared as exc:
+    print("not prepared:", exc, "| prepared:", prepared)
+else:
+    print("loaded | prepared:", prepared)
+"""
+
+
+@pytest.mark.parametrize("mode", ["bare", "dev"])
+def test_the_definitions_never_parse_dbt_at_import_time(mode):
+    """#17: no `dbt parse` hidden in an import. Outside `dagster dev`, a manifest parsed from other
+    project files is an error naming the command that prepares it (the old import parsed it);
+    under `dagster dev` the preparer is asked (dagster-dbt's `prepare_if_dev`), and it is the
+    preparer's parse (`ensure_manifest`), keyed, that runs."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _LOAD_WITH_A_STALE_MANIFEST, mode], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert "dbt parse ran at import time" not in done.stdout + done.stderr
+    if mode == "bare":
+        assert last.startswith("not prepared:") and "python -m workbank_dagster.cli prepare" in last and last.endswith("| prepared: []"), (
+            last
+        )
+    else:
+        # The patched parse did nothing, so the key still differs: prepared once, then the same error.
+        assert last.startswith("not prepared:") and last.endswith("| prepared: ['ensure_manifest']"), last

@@ -15,9 +15,10 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, las
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from .metadata import model_metadata
-from .project import dbt_build_args, dbt_project, ensure_manifest, point_dbt_at, project_inputs, prune_build_dirs, translator
+from .project import dbt_build_args, dbt_project, point_dbt_at, prepared_manifest, project_inputs, prune_build_dirs, translator
 
-ensure_manifest()
+# Read, not parsed: the CLI, `dagster dev` and the image build prepare it (project.prepared_manifest).
+prepared_manifest()
 
 
 class UnknownActiveLabeler(dg.Failure):

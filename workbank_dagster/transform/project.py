@@ -18,6 +18,7 @@ from typing import Any
 
 import dagster as dg
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject
+from dagster_dbt.dbt_project import DbtProjectPreparer
 from packaging import version
 
 from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
@@ -134,6 +135,45 @@ def ensure_manifest() -> Path:
     return manifest
 
 
+class KeyedManifestPreparer(DbtProjectPreparer):
+    """dagster-dbt's preparer interface over `ensure_manifest`: `prepare` parses when the manifest's
+    key differs (dagster-dbt's own preparer parses every time), `prepare_if_dev` does it only under
+    `dagster dev` (`make ui`, `make ui-team`), as dagster-dbt's does."""
+
+    def prepare(self, project: DbtProject) -> None:
+        assert project.manifest_path == dbt_project.manifest_path, "one dbt project"
+        ensure_manifest()
+
+    def prepare_if_dev(self, project: DbtProject) -> None:
+        if self.using_dagster_dev():
+            self.prepare(project)
+
+
+preparer = KeyedManifestPreparer()
+
+
+class ManifestNotPrepared(RuntimeError):
+    """The definitions loaded outside `dagster dev` with no manifest parsed from these project files."""
+
+
+def prepared_manifest() -> Path:
+    """The manifest, as the definitions load it: parsed beforehand, never at import time.
+
+    `cli run`, `cli label-llm`, `cli prepare`, the test session and the image build prepare it
+    (`ensure_manifest`); under `dagster dev` the preparer parses it here if it must, so an edited
+    model reaches the UI on reload. Anywhere else (a bare `dagster` command, a deployed code
+    location), a manifest parsed from other project files is an error that says what to run, not a
+    `dbt parse` hidden in an import."""
+    preparer.prepare_if_dev(dbt_project)
+    manifest = dbt_project.manifest_path
+    if not _parsed_from(manifest, manifest_key()):
+        raise ManifestNotPrepared(
+            f"the dbt manifest {manifest} is missing or was parsed from other dbt project files than these. "
+            "Prepare it with `python -m workbank_dagster.cli prepare` (`make run`, `make ui` and `make test` prepare it themselves)."
+        )
+    return manifest
+
+
 def dbt_vars_args(settings: Settings) -> list[str]:
     """The pipeline's settings as dbt `--vars`, spelled the same for parse, build and docs."""
     return ["--vars", json.dumps(settings.dbt_vars, sort_keys=True)]
@@ -166,7 +206,7 @@ def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
 def model_keys(schema: str) -> list[dg.AssetKey]:
     """The asset keys of the dbt models in one schema (`marts`), from the manifest: how other
     packages declare their dependencies on the models without importing the dbt assets."""
-    manifest = json.loads(ensure_manifest().read_text())
+    manifest = json.loads(prepared_manifest().read_text())
     return [
         translator.get_asset_key(node)
         for node in manifest["nodes"].values()
