@@ -97,6 +97,26 @@ def test_nothing_in_the_package_writes_the_environment_but_point_dbt_at():
     assert outside(environment_writes, ALLOWED) == []
 
 
+def test_point_dbt_at_gives_the_environment_back(monkeypatch):
+    """The one write is scoped: dbt's process starts inside the block, and the process's environment
+    is as it was after it (it was a lasting write, inherited by every later step and process)."""
+    import os
+
+    from workbank_dagster.transform.project import point_dbt_at
+
+    monkeypatch.delenv("WORKBANK_DUCKDB_PATH", raising=False)
+    with point_dbt_at("/tmp/a.duckdb"):
+        assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/a.duckdb"
+    assert "WORKBANK_DUCKDB_PATH" not in os.environ
+    monkeypatch.setenv("WORKBANK_DUCKDB_PATH", "/tmp/given.duckdb")
+    try:
+        with point_dbt_at("/tmp/b.duckdb"):
+            raise RuntimeError("dbt failed to start")
+    except RuntimeError:
+        pass
+    assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/given.duckdb"
+
+
 def test_the_environment_is_read_only_where_readers_says():
     """fetch.py read WORKBANK_UPSTREAM_BASE itself, outside the settings: no type check, no launchpad
     field, no line in the settings table. It is now the setting `upstream_base`."""

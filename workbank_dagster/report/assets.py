@@ -92,9 +92,9 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
 
 def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> Path:
     """`dbt docs generate --static` into `target` (manifest.json, catalog.json): its one-file docs site."""
-    point_dbt_at(warehouse_path)
     args = ["docs", "generate", "--static", *dbt_vars_args(settings)]
-    invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
+    with point_dbt_at(warehouse_path):  # dbt's process starts, with the path, inside the block
+        invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
     invocation.wait()
     static = target / "static_index.html"
     if not static.exists():

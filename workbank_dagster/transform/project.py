@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib.metadata
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -184,14 +185,27 @@ def dbt_unit_test_args(settings: Settings) -> list[str]:
     return ["test", *dbt_vars_args(settings), "--resource-type", "unit_test"]
 
 
-def point_dbt_at(warehouse_path: Path | str) -> None:
-    """dbt runs in its own process and reads the warehouse path from this variable (profiles.yml).
+@contextlib.contextmanager
+def point_dbt_at(warehouse_path: Path | str) -> Iterator[None]:
+    """dbt runs in its own process and reads the warehouse path from WORKBANK_DUCKDB_PATH
+    (profiles.yml); start it (`dbt.cli(...)`) inside this block, which sets the variable and gives
+    the environment back as it found it when the block ends.
 
-    The package's one write of the environment: dagster-dbt's `DbtCliResource.cli` passes the
-    process's environment to dbt and takes none of its own (it sets DBT_SEND_ANONYMOUS_USAGE_STATS
-    itself). The path could travel in `--vars` instead, but the vars are part of every dbt step's
-    key, and a copied data folder would then rebuild everything."""
+    The package's one write of the environment. dagster-dbt's `DbtCliResource.cli` copies the
+    process's environment into dbt's when it starts it, and takes no `env` of its own: its
+    maintainers declined one (dagster-io/dagster#29656) and point to a scoped write of os.environ,
+    which this is. The path could travel in `--vars` instead, but the vars are part of every dbt
+    step's key, and a copied data folder would then rebuild everything. It was a lasting write before
+    (every later step of the process, and every process it started, inherited the path)."""
+    previous = os.environ.get("WORKBANK_DUCKDB_PATH")
     os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
+    try:
+        yield
+    finally:
+        if previous is None:
+            del os.environ["WORKBANK_DUCKDB_PATH"]
+        else:
+            os.environ["WORKBANK_DUCKDB_PATH"] = previous
 
 
 def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
