@@ -122,7 +122,9 @@ def readme_command(*, check: bool) -> int:
     comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
     variants_path = REPO_ROOT / "bench" / "judge_variants.json"
     variants = json.loads(variants_path.read_text()) if variants_path.is_file() else None
-    rendered = readme.sections(run, bench, coverage, comparison, variants, configurables=configurables())
+    postgres_path = REPO_ROOT / "bench" / "postgres_overhead.json"
+    postgres = json.loads(postgres_path.read_text()) if postgres_path.is_file() else None
+    rendered = readme.sections(run, bench, coverage, comparison, variants, postgres, configurables=configurables())
     texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
     held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
     missing = sorted(set(rendered) - set(held))

@@ -92,6 +92,17 @@ def test_the_warm_comparison_is_written_from_its_file():
                     "against d1029a6 46.1 s (47.2, 46.1, 45.2).\n")
 
 
+def test_the_postgres_overhead_is_written_from_its_file():
+    overhead = {"commit": "abc1234", "date": "2026-12-03 21:00", "machine": {"cpu": "Xeon", "cores": 2},
+                "runs": {"sqlite": [40.0, 42.0, 41.0], "postgres": [45.0, 44.0, 46.5]},
+                "median_s": {"sqlite": 41.0, "postgres": 45.0}, "postgres_over_sqlite": 1.098}
+    assert readme.postgres_overhead_text(overhead) == (
+        "Warm runs at abc1234 on 2026-12-03 21:00 (Xeon, 2 cores), alternated, medians of 3: PostgreSQL 45.0 s "
+        "(45.0, 44.0, 46.5) against SQLite 41.0 s (40.0, 42.0, 41.0), ×1.10 (+10%).\n"
+    )
+    assert "(−5%)" in readme.postgres_overhead_text({**overhead, "postgres_over_sqlite": 0.95})
+
+
 def test_the_backends_compared_are_judged_against_the_gate_from_the_figures():
     judge = {"prompts": 7702, "task_top1": 0.99, "occupation_top1": 0.96, "family_top1": 0.98, "same_task_set": 0.9}
     agreement = {"judges": {"embedded:m:v3": judge, "embedded:m:v4": {**judge, "occupation_top1": 0.94}},

@@ -479,6 +479,22 @@ def warm_comparison_text(comparison: dict) -> str:
     )
 
 
+def postgres_overhead_text(overhead: dict) -> str:
+    """bench/postgres_overhead.json (bench/postgres_overhead.py) as one sentence."""
+    runs, medians = overhead["runs"], overhead["median_s"]
+
+    def side(name: str, label: str) -> str:
+        return f"{label} {medians[name]:.1f} s ({', '.join(f'{x:.1f}' for x in runs[name])})"
+
+    ratio = overhead["postgres_over_sqlite"]
+    return (
+        f"Warm runs at {overhead['commit']} on {overhead['date']} ({overhead['machine'].get('cpu', '?')}, "
+        f"{overhead['machine'].get('cores', '?')} cores), alternated, medians of {len(runs['sqlite'])}: "
+        f"{side('postgres', 'PostgreSQL')} against {side('sqlite', 'SQLite')}, "
+        f"×{ratio:.2f} ({'+' if ratio >= 1 else '−'}{abs(ratio - 1) * 100:.0f}%).\n"
+    )
+
+
 JUDGE_VARIANT_FIGURES = (
     ("theagentcompany_family_top1", "TheAgentCompany family top-1"),
     ("gdpval_family_top1", "GDPval family top-1"),
@@ -531,6 +547,7 @@ def sections(
     coverage: dict | None = None,
     comparison: dict | None = None,
     variants: dict | None = None,
+    postgres: dict | None = None,
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
@@ -557,6 +574,8 @@ def sections(
         rendered["warm_comparison"] = warm_comparison_text(comparison)
     if variants is not None:
         rendered["judge_variants"] = judge_variants_text(variants)
+    if postgres is not None:
+        rendered["postgres_overhead"] = postgres_overhead_text(postgres)
     return rendered
 
 
