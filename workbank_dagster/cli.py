@@ -106,25 +106,26 @@ def configurables() -> list:
     return [("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)]
 
 
-def readme_command(*, check: bool) -> int:
+# The measured figures the generated blocks render besides a run's outputs, by readme.sections'
+# argument: bench/<file>.json, each written by the bench script of the same name.
+BENCH_FILES = {"bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants", "postgres": "postgres_overhead"}
+
+
+def bench_figures() -> dict[str, dict | None]:
+    """readme.sections' measured inputs (BENCH_FILES), None where a file is missing."""
     import json
 
+    paths = {name: REPO_ROOT / "bench" / f"{file}.json" for name, file in BENCH_FILES.items()}
+    return {name: json.loads(path.read_text()) if path.is_file() else None for name, path in paths.items()}
+
+
+def readme_command(*, check: bool) -> int:
     from .report import readme
     from .settings import settings_at_load
 
     settings = settings_at_load().resolve()
     run = readme.RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
-    bench_path = REPO_ROOT / "bench" / "results.json"
-    bench = json.loads(bench_path.read_text()) if bench_path.is_file() else None
-    coverage_path = REPO_ROOT / "bench" / "interval_coverage.json"
-    coverage = json.loads(coverage_path.read_text()) if coverage_path.is_file() else None
-    comparison_path = REPO_ROOT / "bench" / "warm_comparison.json"
-    comparison = json.loads(comparison_path.read_text()) if comparison_path.is_file() else None
-    variants_path = REPO_ROOT / "bench" / "judge_variants.json"
-    variants = json.loads(variants_path.read_text()) if variants_path.is_file() else None
-    postgres_path = REPO_ROOT / "bench" / "postgres_overhead.json"
-    postgres = json.loads(postgres_path.read_text()) if postgres_path.is_file() else None
-    rendered = readme.sections(run, bench, coverage, comparison, variants, postgres, configurables=configurables())
+    rendered = readme.sections(run, **bench_figures(), configurables=configurables())
     texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
     held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
     missing = sorted(set(rendered) - set(held))

@@ -167,19 +167,15 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
 
 def test_readme_tables_are_this_run_s(pipeline_run):
     """Every generated table of README.md and docs/*.md equals what this run's outputs render (never skipped)."""
-    import json
-
-    from workbank_dagster.cli import configurables
+    from workbank_dagster.cli import BENCH_FILES, bench_figures, configurables
     from workbank_dagster.report import readme
     from workbank_dagster.settings import REPO_ROOT
 
     run = readme.RunOutputs.read(pipeline_run["root"] / "data" / "outputs" / "headline.json", pipeline_run["duckdb"])
-    bench = json.loads((REPO_ROOT / "bench" / "results.json").read_text())
-    coverage = json.loads((REPO_ROOT / "bench" / "interval_coverage.json").read_text())
-    comparison = json.loads((REPO_ROOT / "bench" / "warm_comparison.json").read_text())
-    variants = json.loads((REPO_ROOT / "bench" / "judge_variants.json").read_text())
+    figures = bench_figures()
+    assert all(figures[name] is not None for name in BENCH_FILES), f"bench files missing: {[n for n in BENCH_FILES if figures[n] is None]}"
     texts = {path.relative_to(REPO_ROOT).as_posix(): path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
-    rendered = readme.sections(run, bench, coverage, comparison, variants, configurables=configurables())
+    rendered = readme.sections(run, **figures, configurables=configurables())
     held = readme.held_blocks(texts)
     assert set(held) == set(rendered), f"blocks held {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}
