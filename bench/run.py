@@ -276,7 +276,7 @@ print(json.dumps({{"prompts": n, "seconds": elapsed, "peak_rss_mb": resource.get
 
 COLD_KEYS = ("embed_floor_backend", "embed_floor_s", "embed_floor_torch_s", "embed_floor_torch_measured", "embed_floor_texts", "cold_run_s", "label_cold_s", "cold_over_floor", "peak_rss_mb_cold")
 WARM_KEYS = ("warm_run_s", "add_benchmark_s", "peak_rss_mb_warm", "growth")
-SUITE_KEYS = ("suite", "suite_ci_s", "suite_not_e2e_s")  # bench/suite.py's: every bench keeps them
+SUITE_KEYS = ("suite", "suite_ci_s", "suite_not_e2e_s", "suite_not_e2e_measured")  # bench/suite.py's: every bench keeps them
 
 
 def main() -> int:
@@ -312,7 +312,8 @@ def main() -> int:
     }
     results: dict = {"machine": stamp["machine"], "runs": {}, "measured": {}}
     # bench/suite.py and bench/backend_agreement.py write their own keys into the same file: kept.
-    kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement",)
+    # ... and bench/quantized_probe.py its own (a cold bench at fd5e028 dropped it and the not-e2e stamp).
+    kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement", "quantized_probe")
     kept += () if args.torch_floor else ("embed_floor_torch_s",)
     for key in kept:
         if key in previous:
