@@ -289,9 +289,7 @@ def test_the_definitions_never_parse_dbt_at_import_time(mode):
     last = done.stdout.strip().splitlines()[-1]
     assert "dbt parse ran at import time" not in done.stdout + done.stderr
     if mode == "bare":
-        assert last.startswith("not prepared:") and "python -m workbank_dagster.cli prepare" in last and last.endswith("| prepared: []"), (
-            last
-        )
+        assert last.startswith("not prepared:") and "python -m workbank_dagster.cli prepare" in last and last.endswith("| prepared: []"), last
     else:
         # The patched parse did nothing, so the key still differs: prepared once, then the same error.
         assert last.startswith("not prepared:") and last.endswith("| prepared: ['ensure_manifest']"), last

@@ -22,14 +22,19 @@ def prompts_per_task(labels: pd.DataFrame, *, dedupe_texts: bool = False) -> pd.
     return key.groupby(labels["task_id"].astype(int)).nunique()
 
 
+def aligned_to_tasks(per_task: pd.Series, tasks: pd.DataFrame) -> np.ndarray:
+    """A count per task id, aligned to the rows of `tasks` (0 for a task it does not name)."""
+    return per_task.reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+
+
 def task_counts(labels: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     """Distinct prompts per task, aligned to the rows of `tasks` (0 for a task no prompt labels)."""
-    return prompts_per_task(labels).reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy()
+    return aligned_to_tasks(prompts_per_task(labels), tasks)
 
 
 def summarise(n_prompts: pd.Series | np.ndarray, tasks: pd.DataFrame, threshold: int, families: list[str]) -> dict:
     """The headline coverage numbers for given per-task prompt counts (aligned to `tasks` if an array)."""
-    counts = n_prompts.reindex(tasks["task_id"].astype(int)).fillna(0).to_numpy() if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)
+    counts = aligned_to_tasks(n_prompts, tasks) if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)
     covered = counts >= threshold
     by_occupation = pd.Series(covered).groupby(tasks["onet_soc_code"].to_numpy()).any()
     families_with = set(tasks.loc[covered, "family_code"])

@@ -469,28 +469,24 @@ def warm_comparison_text(comparison: dict) -> str:
     """bench/warm_comparison.json (bench/compare_warm.py) as one sentence."""
     this, other = comparison["this"], comparison["other"]
     runs = comparison["runs"]
-
-    def side(name: str, label: str) -> str:
-        return f"{label} {comparison['median_s'][name]:.1f} s ({', '.join(f'{x:.1f}' for x in runs[name])})"
-
     return (
         f"Warm runs alternated on {comparison['date']}, medians of {len(runs['this'])}: "
-        f"{side('this', this)} against {side(other, other)}.\n"
+        f"{_timed(comparison, 'this', this)} against {_timed(comparison, other, other)}.\n"
     )
+
+
+def _timed(figures: dict, name: str, label: str) -> str:
+    """One side of an alternated bench (its `median_s` and `runs` under `name`): `label 12.3 s (12.1, 12.3, 12.9)`."""
+    return f"{label} {figures['median_s'][name]:.1f} s ({', '.join(f'{x:.1f}' for x in figures['runs'][name])})"
 
 
 def postgres_overhead_text(overhead: dict) -> str:
     """bench/postgres_overhead.json (bench/postgres_overhead.py) as one sentence."""
-    runs, medians = overhead["runs"], overhead["median_s"]
-
-    def side(name: str, label: str) -> str:
-        return f"{label} {medians[name]:.1f} s ({', '.join(f'{x:.1f}' for x in runs[name])})"
-
     ratio = overhead["postgres_over_sqlite"]
     return (
         f"Warm runs at {overhead['commit']} on {overhead['date']} ({overhead['machine'].get('cpu', '?')}, "
-        f"{overhead['machine'].get('cores', '?')} cores), alternated, medians of {len(runs['sqlite'])}: "
-        f"{side('postgres', 'PostgreSQL')} against {side('sqlite', 'SQLite')}, "
+        f"{overhead['machine'].get('cores', '?')} cores), alternated, medians of {len(overhead['runs']['sqlite'])}: "
+        f"{_timed(overhead, 'postgres', 'PostgreSQL')} against {_timed(overhead, 'sqlite', 'SQLite')}, "
         f"×{ratio:.2f} ({'+' if ratio >= 1 else '−'}{abs(ratio - 1) * 100:.0f}%).\n"
     )
 
