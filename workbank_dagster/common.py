@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -68,3 +70,25 @@ def table_metadata(frame: pd.DataFrame, source: Provenance | None = None) -> dic
         if key not in ("line_offset", "sheet") and isinstance(value, (int, float, str)):
             metadata[key] = value
     return metadata
+
+
+def wal_connection(path: Path, *, synchronous: str, isolation_level: str | None = "") -> sqlite3.Connection:
+    """A connection to a SQLite store in WAL mode, as the embedding and judgement stores open it.
+
+    Several processes may open a new store at once (#18's writers test: four). Switching a file to
+    WAL takes a lock for which SQLite may answer "database is locked" at once, without waiting out
+    the busy timeout (one CI run in four here failed that way on opening), so the switch is tried
+    again for up to the same 60 s."""
+    con = sqlite3.connect(path, timeout=60, isolation_level=isolation_level)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                con.close()
+                raise
+            time.sleep(0.05)
+    con.execute(f"PRAGMA synchronous={synchronous}")
+    return con

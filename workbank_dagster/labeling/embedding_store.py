@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..common import text_sha256
+from ..common import text_sha256, wal_connection
 from .embedder import DIMENSION
 
 
@@ -29,10 +29,7 @@ class EmbeddingStore:
         self.misses = 0
 
     def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, timeout=60)
-        con.execute("PRAGMA journal_mode=WAL")
-        con.execute("PRAGMA synchronous=NORMAL")
-        return con
+        return wal_connection(self.path, synchronous="NORMAL")
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}

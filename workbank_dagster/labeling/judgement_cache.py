@@ -21,6 +21,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..common import wal_connection
+
 
 def candidate_hash(task_ids) -> str:
     """Order matters to a chat model (candidates are listed in this order), so it is hashed as is."""
@@ -71,9 +73,7 @@ class JudgementCache:
     def _connect(self) -> sqlite3.Connection:
         con = getattr(self._local, "con", None)
         if con is None:
-            con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=FULL")
+            con = wal_connection(self.path, synchronous="FULL", isolation_level=None)
             self._local.con = con
         return con
 
