@@ -52,7 +52,7 @@ def test_marts_and_raw_tables_are_assets_with_lineage():
     assert dg.AssetKey(["marts", "fct_task_coverage"]) in graph.get(dg.AssetKey(["report", "headline"])).parent_keys
     # Labeling's tables enter dbt through staging, one model per table (the only models that read source()).
     assert dg.AssetKey(["labeling", "embedded_labels"]) in graph.get(dg.AssetKey(["staging", "stg_labeling__embedded_labels"])).parent_keys
-    assert graph.get(dg.AssetKey(["intermediate", "int_prompt_task_labels"])).parent_keys == {
+    assert graph.get(dg.AssetKey(["marts", "fct_prompt_task_labels_all_labelers"])).parent_keys == {
         dg.AssetKey(["staging", "stg_labeling__embedded_labels"]),
         dg.AssetKey(["staging", "stg_labeling__llm_labels"]),
     }
@@ -217,7 +217,7 @@ def test_only_staging_reads_sources():
 
 def test_staging_models_only_rename_and_cast():
     """jaffle-shop's rule: a staging model selects from one source and renames or casts its columns;
-    filters, joins, unions and arithmetic are intermediate work."""
+    filters, joins, unions and arithmetic belong to intermediate models and marts."""
     import re
 
     from workbank_dagster.settings import DBT_PROJECT_DIR

@@ -14,4 +14,4 @@ select
     e.wage_bill
 from {{ ref('int_occupation_employment') }} as e
 inner join {{ ref('stg_onet__occupations') }} as o using (onet_soc_code)
-left join {{ ref('int_soc_major_groups') }} as f on f.family_code = substr(e.onet_soc_code, 1, 2) || '-0000'
+left join {{ ref('dim_family') }} as f on f.family_code = substr(e.onet_soc_code, 1, 2) || '-0000'

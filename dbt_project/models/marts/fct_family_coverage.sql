@@ -9,6 +9,6 @@ select
     -- Ordered sums: a double sum in thread order differs in its last bits from run to run.
     sum(o.hours order by o.onet_soc_code) as hours,
     sum(o.hours_uncovered order by o.onet_soc_code) as hours_uncovered
-from {{ ref('int_soc_major_groups') }} as f
+from {{ ref('dim_family') }} as f
 left join {{ ref('fct_occupation_coverage') }} as o using (family_code)
 group by f.family_code, f.family_title

@@ -3,7 +3,7 @@ with tasks as (
     select d.task_id, d.onet_soc_code, c.covered, h.hours
     from {{ ref('dim_task') }} as d
     inner join {{ ref('fct_task_coverage') }} as c using (task_id)
-    left join {{ ref('int_task_hours') }} as h using (task_id, onet_soc_code)
+    left join {{ ref('fct_task_hours') }} as h using (task_id, onet_soc_code)
 )
 
 select

@@ -1,3 +1,8 @@
--- One record per (prompt, labeler), every labeler: labeled, abstained, no_match, failed or unlabeled.
+-- One record per (prompt, labeler), every labeler: labeled, abstained, no_match, failed or unlabeled,
+-- with the reason and the judge's confidence (NULL where a judge gives none): the judges' staging
+-- models, unioned.
 select benchmark, prompt_id, labeler, prompt_hash, status, reason, n_labels, confidence
-from {{ ref('int_prompt_judgements') }}
+from {{ ref('stg_labeling__embedded_judgements') }}
+union all
+select benchmark, prompt_id, labeler, prompt_hash, status, reason, n_labels, confidence
+from {{ ref('stg_labeling__llm_judgements') }}

@@ -1,3 +1,7 @@
--- Every labeler's prompt -> task labels side by side (fct_prompt_task_labels keeps the active labeler's).
+-- Every labeler's prompt -> task labels side by side (labeler says whose): the judges' staging models,
+-- unioned. fct_prompt_task_labels keeps the active labeler's.
 select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
-from {{ ref('int_prompt_task_labels') }}
+from {{ ref('stg_labeling__embedded_labels') }}
+union all
+select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
+from {{ ref('stg_labeling__llm_labels') }}

@@ -2,7 +2,7 @@
 {% set thresholds = (var('sensitivity_thresholds') + [var('coverage_threshold')]) | unique | list | sort %}
 with tasks as (
     select h.task_id, h.hours, c.n_prompts
-    from {{ ref('int_task_hours') }} as h
+    from {{ ref('fct_task_hours') }} as h
     inner join {{ ref('fct_task_coverage') }} as c using (task_id)
     where h.employment is not null
 ),

@@ -1,6 +1,0 @@
--- Every judge's labels, side by side (labeler says whose); marts.fct_prompt_task_labels keeps the active labeler's.
-select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
-from {{ ref('stg_labeling__embedded_labels') }}
-union all
-select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
-from {{ ref('stg_labeling__llm_labels') }}
