@@ -16,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("run", help="materialize every asset on every benchmark, as one run")
     sub.add_parser("home", help="print (and create) the Dagster home")
     sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
+    sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (pipeline_settings.partitions_dir, resolved)")
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
@@ -52,6 +53,11 @@ def command(args: argparse.Namespace) -> int:
         from .settings import settings_at_load
 
         print(settings_at_load().resolve().duckdb_path)
+        return 0
+    if args.command == "partitions":
+        from .settings import settings_at_load
+
+        print(settings_at_load().resolve().partitions_dir)
         return 0
     if args.command == "prepare":
         from .transform.project import ensure_manifest

@@ -32,6 +32,16 @@ def warehouse_step(group: str, owner: str, *kinds: str) -> dict:
     return {**asset_attributes(group, owner, *kinds), "pool": "warehouse"}
 
 
+# The pool of the per-benchmark steps: they write their own files (partition_files.py), never the
+# warehouse, so they stay out of pool `warehouse`.
+PARTITIONS_POOL = "partitions"
+
+
+def partition_step(group: str, owner: str, *kinds: str) -> dict:
+    """`asset_attributes` and pool `partitions`, for a per-benchmark step."""
+    return {**asset_attributes(group, owner, *(kinds or ("python", "parquet"))), "pool": PARTITIONS_POOL}
+
+
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file's bytes, read in 1 MiB blocks."""
     digest = hashlib.sha256()

@@ -20,7 +20,8 @@ DAGSTER_YAML = """\
 # Written by workbank_dagster.cli; see README.md.
 telemetry:
   enabled: false
-# DuckDB allows one writer per file: every asset that touches the warehouse is in pool `warehouse`.
+# DuckDB allows one writer per file: every asset that touches the warehouse is in pool `warehouse`;
+# the per-benchmark steps write their own files and are in pool `partitions`.
 concurrency:
   pools:
     default_limit: 1
@@ -273,24 +274,25 @@ def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
 
 
 def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> dict:
-    """Dry run of the LLM judge over the warehouse's prompts: tokens and cost, nothing sent.
+    """Dry run of the LLM judge over the loaded prompts: tokens and cost, nothing sent.
 
-    Needs a warehouse from `make run` (prompts and task statements) but no API key.
+    Needs what `make run` wrote (the prompts' and O*NET's files) but no API key.
     """
     from .labeling.assets import llm_candidates, llm_items, partition_prompts
     from .labeling.chat_model import ChatModelResource
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
     from .labeling.matching import LabelingRuntime
-    from .resources import Warehouse
+    from .labeling.onet_tables import OnetTables
 
     settings = settings_at_load().resolve()
-    warehouse_db = Warehouse(settings.duckdb_path)
-    keys = benchmarks or warehouse_db.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts ORDER BY 1")["benchmark"].tolist()
+    files = settings.partition_files
+    keys = benchmarks or files.partitions("benchmark_prompts")
     runtime = LabelingRuntime()
     embeddings = runtime.embeddings(settings)
-    index = runtime.task_index(warehouse_db, embeddings)
-    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, runtime)
+    onet = OnetTables.from_files(files)
+    index = runtime.task_index(onet, embeddings)
+    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, runtime)
     judge = LLMJudge(ChatModelResource.from_env().llm_settings(), JudgementCache(settings.judgement_cache_path))
     estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
     estimate["benchmarks"] = len(keys)

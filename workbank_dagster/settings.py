@@ -25,6 +25,8 @@ import dagster as dg
 import pydantic
 from pydantic import Field, field_validator
 
+from .partition_files import PartitionFiles
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
@@ -74,6 +76,12 @@ class PipelineSettings(dg.ConfigurableResource):
     duckdb_path: str = Field(
         default="", description="The warehouse, a local DuckDB file (default: data_dir/warehouse.duckdb). The warehouse_db "
         "resource and dbt's profile follow it at run time (a launchpad value moves both)."
+    )
+    partitions_dir: str = Field(
+        default="",
+        description="The per-benchmark tables (prompts, results, labels), one Parquet file per table and benchmark, which "
+        "partition runs write instead of the warehouse and dbt reads as external sources (default: data_dir/partitions; "
+        "docs/scaling.md says how to put it on an object store).",
     )
     cache_dir: str = Field(default="", description="Embedding caches (default: data_dir/cache).")
     judgement_cache_path: str = Field(default="", description="The LLM judge's paid judgements (default: cache_dir/judgements.sqlite).")
@@ -167,6 +175,7 @@ class PipelineSettings(dg.ConfigurableResource):
             source_dir=None if self.source_dir == FETCH else _path(self.source_dir, REPO_ROOT) if self.source_dir else default_source_dir(),
             data_dir=data_dir,
             duckdb_path=_path(self.duckdb_path, data_dir / "warehouse.duckdb"),
+            partitions_dir=_path(self.partitions_dir, data_dir / "partitions"),
             cache_dir=cache_dir,
             judgement_cache_path=_path(self.judgement_cache_path, cache_dir / "judgements.sqlite"),
             output_dir=_path(self.output_dir, data_dir / "outputs"),
@@ -267,6 +276,17 @@ class ResolvedViews:
         return self.source_dir if self.source_dir is not None else self.download_dir
 
     @property
+    def partition_files(self) -> PartitionFiles:
+        """The per-benchmark tables' files (partition_files.py)."""
+        return PartitionFiles(self.partitions_dir)
+
+    @property
+    def dbt_env(self) -> dict[str, str]:
+        """What every dbt process is given in its environment (profiles.yml reads both): the
+        warehouse, and the folder DuckDB resolves the external sources' files in."""
+        return {"WORKBANK_DUCKDB_PATH": str(self.duckdb_path), "WORKBANK_PARTITIONS_DIR": str(self.partitions_dir)}
+
+    @property
     def dbt_vars(self) -> dict:
         """The settings dbt models read through `var()`."""
         return {
@@ -292,7 +312,7 @@ class ResolvedViews:
 # The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
 RESOLVED_TYPES = {
     "source_dir": Path | None,  # None: fetch the sources into download_dir
-    **dict.fromkeys(("data_dir", "duckdb_path", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir"), Path),
+    **dict.fromkeys(("data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir"), Path),
     "sensitivity_thresholds": tuple[int, ...],
 }
 # PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take, a frozen

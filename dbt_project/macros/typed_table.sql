@@ -20,12 +20,18 @@
 
 {#-
   A table a Dagster asset writes outside dbt, its columns cast to their types; empty, with the same
-  columns, while the asset has not run yet (the relation does not exist).
+  columns, while the asset has not run yet: the relation does not exist or, for an external source
+  (per-benchmark Parquet files, meta.external_location), no file of it does yet.
 -#}
 {% macro typed_table(relation, columns) %}
 {%- set found = none -%}
 {%- if execute -%}
-    {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {%- if relation.external -%}
+        {%- set n_files = run_query("select count(*) from glob('" ~ relation.identifier ~ "/*.parquet')").columns[0].values()[0] -%}
+        {%- set found = relation if n_files > 0 else none -%}
+    {%- else -%}
+        {%- set found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier) -%}
+    {%- endif -%}
 {%- endif -%}
 {%- if found is none %}
 select {% for name, type in columns %}cast(null as {{ type }}) as {{ name }}{{ ", " if not loop.last }}{% endfor %}

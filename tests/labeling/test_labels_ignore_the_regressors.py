@@ -14,9 +14,10 @@ import shutil
 import dagster as dg
 import pytest
 from conftest import small_source_dir
+from partition_tables import partition_tables
 
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import embedded_judge_labels
+from workbank_dagster.labeling.assets import embedded_judge_labels, task_index
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
@@ -51,7 +52,7 @@ def _shuffle(con, table: str, columns: list[str]) -> None:
 
 
 def _rows(db) -> dict:
-    with warehouse.connect(db, read_only=True) as con:
+    with partition_tables(db.parent / "partitions") as con:
         return {
             table: con.execute(f"select * from labeling.{table} order by all").df()
             for table in ("embedded_labels", "embedded_judgements")
@@ -91,9 +92,11 @@ def test_shuffling_what_the_analysis_regresses_on_leaves_every_label_unchanged(l
     for table in REGRESSORS:
         assert not original[table].equals(shuffled[table]), f"raw.{table} was not shuffled"
     # Label again from scratch: a fresh Dagster instance holds no record of what the labels were
-    # made from (their materializations' inputs_sha256), so the asset cannot keep them.
+    # made from (their materializations' inputs_sha256), so the asset cannot keep them. The task
+    # index step writes the O*NET files the labels read again, from the shuffled warehouse.
     fresh = dg.DagsterInstance.ephemeral()
     fresh.add_dynamic_partitions("benchmarks", [PARTITION])
+    assert dg.materialize([task_index], instance=fresh, resources=labeling_env["resources"]).success
     again = _label({**labeling_env, "instance": fresh})
     labels_key = dg.AssetKey(["labeling", "embedded_labels"])
     metadata = next(e for e in again.asset_materializations_for_node("embedded_judge_labels") if e.asset_key == labels_key).metadata

@@ -17,8 +17,8 @@ import duckdb
 import pytest
 from conftest import small_source_dir
 from fake_openai import FakeOpenAI
+from partition_tables import partition_tables
 
-from workbank_dagster import warehouse
 from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
@@ -69,7 +69,7 @@ def test_llm_labels_written_and_rerun_pays_nothing(llm_env):
         assert server.counts["chat"] == 39
         second = _run(llm_env, server)
         assert second.success and server.counts["chat"] == 39  # zero model calls on a re-run
-    with warehouse.connect(llm_env["db"]) as con:
+    with partition_tables(llm_env["data_dir"] / "partitions") as con:
         labels = con.execute("select count(*), count(distinct prompt_id), min(labeler), max(rank) from labeling.llm_labels").fetchone()
         statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
     assert labels == (78, 39, "llm:fake-model:t2", 2)
@@ -83,7 +83,7 @@ def test_batch_mode_through_the_asset(llm_env):
         result = _run(llm_env, server, config={"mode": "batch", "batch_poll_seconds": 0.0, "batch_max_wait_seconds": 10})
         assert result.success
         assert server.counts["chat"] == 0 and server.counts["batches"] == 1 and server.counts["files"] == 1
-    with warehouse.connect(llm_env["db"]) as con:
+    with partition_tables(llm_env["data_dir"] / "partitions") as con:
         assert con.execute("select count(distinct prompt_id) from labeling.llm_labels").fetchone()[0] == 39
 
 
@@ -112,7 +112,7 @@ def test_a_burst_of_429s_longer_than_the_control_attempts_is_outlasted_by_the_st
         batch = next(iter(server.batches.values()))
         assert server.files[batch["input_file_id"]].decode().count("\n") == 39 and server.counts["chat"] == 0
         assert server.leftover_uploads() == []
-    with warehouse.connect(llm_env["db"]) as con:
+    with partition_tables(llm_env["data_dir"] / "partitions") as con:
         assert con.execute("select count(*), count(distinct prompt_id) from labeling.llm_judgements").fetchone() == (39, 39)
 
 
@@ -135,7 +135,7 @@ def test_answers_all_outside_the_candidates_get_their_own_status(llm_env):
         assert first.success
         asked = [text for text in server.attempts if outside(text)]
         assert asked and all(server.attempts[text] == 2 for text in asked)  # asked again once
-        with warehouse.connect(llm_env["db"]) as con:
+        with partition_tables(llm_env["data_dir"] / "partitions") as con:
             statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
             outside_rows = con.execute("select reason, n_labels from labeling.llm_judgements where status = 'out_of_candidates'").fetchall()
         reasons, unlabeled = {reason for reason, _ in outside_rows}, sum(1 for _, n_labels in outside_rows if n_labels > 0)
@@ -185,7 +185,7 @@ def test_failure_budget_fails_loudly_and_keeps_what_was_done(llm_env):
     assert server.counts["chat"] == 3
     failure = [e for e in result.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE][0]
     assert "failure budget" in failure.step_failure_data.user_failure_data.description
-    with warehouse.connect(llm_env["db"]) as con:
+    with partition_tables(llm_env["data_dir"] / "partitions") as con:
         statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
     assert statuses.get("failed") == 39  # recorded, with the reason: judged ones failed, the rest not sent
 
@@ -223,7 +223,7 @@ def test_crash_mid_partition_then_rerun_repays_nothing(llm_env, monkeypatch):
         repeated = sum(count - 1 for count in server.attempts.values() if count > 1)
         assert repeated <= 2, repeated
         assert len(server.attempts) == 39
-    with warehouse.connect(llm_env["db"]) as con:
+    with partition_tables(llm_env["data_dir"] / "partitions") as con:
         rows = con.execute("select count(*), count(distinct prompt_id || ':' || task_id) from labeling.llm_labels").fetchone()
         assert rows[0] == rows[1] == 78  # every prompt labeled once, no duplicate rows
 

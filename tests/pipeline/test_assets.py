@@ -9,6 +9,7 @@ import dagster as dg
 import pandas as pd
 import pytest
 from conftest import small_source_dir
+from partition_tables import partition_tables
 
 from workbank_dagster import warehouse
 from workbank_dagster.automation import benchmark_files_sensor
@@ -29,7 +30,7 @@ def small_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", list(SMALL))
     db = workbank_env / "warehouse.duckdb"
-    return {"sources": sources, "instance": instance, "db": db, "resources": {"warehouse_db": Warehouse(db), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}}
+    return {"sources": sources, "instance": instance, "db": db, "partitions": workbank_env / "partitions", "resources": {"warehouse_db": Warehouse(db), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}}
 
 
 def _materialize(env, assets, partition_key=None, raise_on_error=True, selection=None):
@@ -81,7 +82,7 @@ def check_data_version_is_sha256(instance, key: dg.AssetKey, path) -> None:
 def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
     for key in SMALL:
         assert _materialize(small_env, [benchmark_prompts], partition_key=key).success
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         before = warehouse.table_hash(con, "raw", "benchmark_prompts")
     # Break cybench on its third line: its partition is rejected naming file and line, keeps its
     # previous rows, and the step goes on (the run fails at its end, in report/benchmark_files_check).
@@ -94,10 +95,10 @@ def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
     materialization = result.asset_materializations_for_node("raw__benchmark_prompts")[0]
     errors = materialization.metadata["errors"].value
     assert "cybench.jsonl:3" in errors["cybench"] and "not valid JSON" in errors["cybench"]
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         assert warehouse.table_hash(con, "raw", "benchmark_prompts") == before
         counts = dict(con.execute("select benchmark, count(*) from raw.benchmark_prompts group by 1").fetchall())
-        recorded = con.execute("select benchmark, source_table, error from raw._benchmark_file_errors").fetchall()
+        recorded = con.execute("select benchmark, source_table, error from raw.benchmark_prompts_file_errors").fetchall()
     assert counts == {"cybench": 39, "finance-agent": 50, "paperbench": 23}
     assert [(b, t) for b, t, _ in recorded] == [("cybench", "benchmark_prompts")] and "cybench.jsonl:3" in recorded[0][2]
 
@@ -105,17 +106,19 @@ def test_benchmark_partition_bad_file_leaves_other_partitions_intact(small_env):
 def test_results_partition_without_results_file_is_empty(small_env):
     assert _materialize(small_env, [benchmark_results], partition_key="paperbench").success
     assert _materialize(small_env, [benchmark_results], partition_key="cybench").success
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         counts = dict(con.execute("select benchmark, count(*) from raw.benchmark_results group by 1").fetchall())
     assert counts == {"cybench": 9 * 39 - 1}  # o4-mini lacks one task (results/SOURCES.md)
 
 
 def _prepare_labeling(env, onet_base) -> None:
-    """What labeling reads of O*NET (the raw tables, the prior's file): a copy of the session's
-    O*NET base, which materialized them (conftest.onet_base) as the sources assets do."""
+    """What labeling reads of O*NET (the raw tables, the prior's file, the task index's O*NET files):
+    a copy of the session's O*NET base, which materialized them (conftest.onet_base) as the sources
+    and labeling assets do."""
     env["db"].parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(onet_base / "warehouse.duckdb", env["db"])
     shutil.copytree(onet_base / "models", env["db"].parent / "models")
+    shutil.copytree(onet_base / "partitions" / "_shared", env["partitions"] / "_shared")
 
 
 def test_a_new_data_folder_takes_the_prior_from_the_cache_with_the_same_weights(small_env, onet_base):
@@ -170,20 +173,18 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
         result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
         assert result.success
         relabeled.append(len(_labels_metadata(result)["recomputed"].value))
-        with warehouse.connect(small_env["db"]) as con:
+        with partition_tables(small_env["partitions"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1] and relabeled == [1, 0]
-    # The key is in the materializations, the labels in the warehouse: a key whose rows are gone
-    # (a rebuilt warehouse) keeps nothing.
-    with warehouse.connect(small_env["db"]) as con:
-        con.execute("delete from labeling.embedded_judgements where benchmark = 'cybench'")
+    # The key is in the materializations, the labels in their files: a key whose file is gone
+    # (a deleted partitions folder) keeps nothing.
+    (small_env["partitions"] / "embedded_judgements" / "cybench.parquet").unlink()
     result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
     assert result.success and len(_labels_metadata(result)["recomputed"].value) == 1
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         assert warehouse.table_hash(con, "labeling", "embedded_labels") == hashes[0]
-        assert not warehouse.table_exists(con, "labeling", "embedded_label_inputs")
     assert _materialize(small_env, [embedded_judge_labels], partition_key="paperbench").success
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         rows = con.execute("select benchmark, count(distinct prompt_id), max(rank) from labeling.embedded_labels group by 1 order by 1").fetchall()
         statuses = dict(con.execute("select status, count(*) from labeling.embedded_judgements group by 1").fetchall())
         labelers = dict(con.execute("select labeler, max(rank) from labeling.embedded_labels group by 1").fetchall())
@@ -216,7 +217,7 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env, onet_base):
     second = dg.materialize([embedded_judge_labels], instance=small_env["instance"], resources=small_env["resources"],
                             tags={"dagster/asset_partition_range_start": both.start, "dagster/asset_partition_range_end": both.end})
     assert _labels_metadata(second)["recomputed"].value == ["paperbench"]
-    with warehouse.connect(small_env["db"]) as con:
+    with partition_tables(small_env["partitions"]) as con:
         counts = dict(con.execute("select benchmark, count(*) from labeling.embedded_judgements group by 1").fetchall())
     assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v4 and v3
 

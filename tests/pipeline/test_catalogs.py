@@ -1,5 +1,5 @@
-"""Each layer prunes its own rows: when a benchmark's partition is gone, `raw/benchmark_catalog`
-deletes its raw rows and `labeling/label_catalog` its labeling rows; neither touches the other's."""
+"""Each layer prunes its own files: when a benchmark's partition is gone, `raw/benchmark_catalog`
+deletes its raw files and `labeling/label_catalog` its labeling files; neither touches the other's."""
 
 from __future__ import annotations
 
@@ -8,56 +8,65 @@ import pandas as pd
 
 from workbank_dagster import warehouse
 from workbank_dagster.labeling.catalog import label_catalog
+from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.catalog import benchmark_attribution, benchmark_catalog
 
+TABLES = ("benchmark_prompts", "embedded_labels", "embedded_judgements")
 
-def _counts(db) -> dict[str, dict[str, int]]:
-    with warehouse.connect(db) as con:
-        return {
-            f"{schema}.{table}": dict(con.execute(f"select benchmark, count(*) from {schema}.{table} group by 1 order by 1").fetchall())
-            for schema, table in (("raw", "benchmark_prompts"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements"))
-        }
+
+def _counts(files: PartitionFiles) -> dict[str, dict[str, int]]:
+    """Rows per benchmark of each per-benchmark table, from its files."""
+    return {table: files.read(table)["benchmark"].value_counts().sort_index().to_dict() for table in TABLES}
+
+
+def _write(files: PartitionFiles, table: str, frame: pd.DataFrame) -> None:
+    for benchmark, rows in frame.groupby("benchmark"):
+        files.write(table, benchmark, rows)
 
 
 def test_each_catalog_prunes_its_own_layer(tmp_path):
     db = tmp_path / "w.duckdb"
-    with warehouse.connect(db) as con:
-        con.execute("create schema raw; create schema labeling")
-        con.execute("create table raw.benchmark_prompts as select * from (values ('kept', '1', 'a prompt'), ('gone', '1', 'another')) v(benchmark, prompt_id, prompt)")
-        con.execute(
-            "create table labeling.embedded_labels as select * from (values ('kept', '1', 7, 1, 0.5, 'v4', 'h1'), ('gone', '1', 8, 1, 0.4, 'v4', 'h2'), "
-            "('gone', '1', 9, 2, 0.3, 'v4', 'h2')) v(benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash)"
-        )
-        con.execute(
-            "create table labeling.embedded_judgements as select * from (values ('kept', '1', 'v4', 'h1', 'labeled'), ('kept', '2', 'v4', 'h3', 'abstained'), "
-            "('gone', '1', 'v4', 'h2', 'labeled')) v(benchmark, prompt_id, labeler, prompt_hash, status)"
-        )
+    files = PartitionFiles(tmp_path / "data" / "partitions")
+    _write(files, "benchmark_prompts", pd.DataFrame([("kept", "1", "a prompt"), ("gone", "1", "another")], columns=["benchmark", "prompt_id", "prompt"]))
+    _write(files, "embedded_labels", pd.DataFrame(
+        [("kept", "1", 7, 1, 0.5, "v4", "h1"), ("gone", "1", 8, 1, 0.4, "v4", "h2"), ("gone", "1", 9, 2, 0.3, "v4", "h2")],
+        columns=["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"],
+    ))
+    _write(files, "embedded_judgements", pd.DataFrame(
+        [("kept", "1", "v4", "h1", "labeled"), ("kept", "2", "v4", "h3", "abstained"), ("gone", "1", "v4", "h2", "labeled")],
+        columns=["benchmark", "prompt_id", "labeler", "prompt_hash", "status"],
+    ))
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", ["kept"])
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "SOURCES.md").write_text("# Benchmarks\n\n## kept\n- **Full name:** Kept Bench, 2026.\n- **License:** MIT.\n")
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(source_dir=str(tmp_path))}
+    settings = PipelineSettings(source_dir=str(tmp_path), data_dir=str(tmp_path / "data"))
+    assert settings.resolve().partitions_dir == files.root
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": settings}
 
-    assert dg.materialize([benchmark_catalog], instance=instance, resources=resources).success
-    after_raw = _counts(db)
-    assert after_raw["raw.benchmark_prompts"] == {"kept": 1}
-    assert after_raw["labeling.embedded_labels"] == {"gone": 2, "kept": 1}  # not the sources' to delete
+    result = dg.materialize([benchmark_catalog], instance=instance, resources=resources)
+    assert result.success
+    after_raw = _counts(files)
+    assert after_raw["benchmark_prompts"] == {"kept": 1}
+    assert after_raw["embedded_labels"] == {"gone": 2, "kept": 1}  # not the sources' to delete
+    assert files.partitions("benchmark_prompts") == ["kept"]
     with warehouse.connect(db) as con:
         assert con.execute("select benchmark, n_prompts, error, full_name, licence from raw.benchmark_catalog").fetchall() == [
             ("kept", 1, None, "Kept Bench, 2026.", "MIT.")
         ]
+    (event,) = result.get_asset_materialization_events()
+    assert event.materialization.metadata["files_deleted"].value == {"raw.benchmark_prompts": 1}
 
     result = dg.materialize([label_catalog], instance=instance, resources=resources)
     assert result.success
-    after_labeling = _counts(db)
-    assert after_labeling == {"raw.benchmark_prompts": {"kept": 1}, "labeling.embedded_labels": {"kept": 1}, "labeling.embedded_judgements": {"kept": 2}}
+    assert _counts(files) == {"benchmark_prompts": {"kept": 1}, "embedded_labels": {"kept": 1}, "embedded_judgements": {"kept": 2}}
+    assert {table: files.partitions(table) for table in TABLES} == dict.fromkeys(TABLES, ["kept"])  # no file of `gone` is left
     with warehouse.connect(db) as con:
         assert con.execute("select * from labeling.label_catalog").fetchall() == [("kept", "v4", 2, 1, 1)]
     (event,) = result.get_asset_materialization_events()
-    deleted = event.materialization.metadata["rows_deleted"].value
-    assert deleted == {"labeling.embedded_labels": 2, "labeling.embedded_judgements": 1}
+    assert event.materialization.metadata["files_deleted"].value == {"labeling.embedded_labels": 1, "labeling.embedded_judgements": 1}
 
 
 def test_benchmark_licences_come_from_sources_md(tmp_path):
@@ -102,11 +111,19 @@ def test_source_files_are_the_files_the_loads_recorded(tmp_path):
     ]
 
 
-def test_the_table_the_loads_were_recorded_in_before_is_dropped(tmp_path):
-    from workbank_dagster.sources.catalog import prune_removed
+def test_the_tables_from_before_the_files_are_dropped(tmp_path):
+    """The warehouse tables the per-benchmark rows lived in before they moved to files (and the one
+    the loads were recorded in before their materializations) are dropped by their own layer."""
+    from workbank_dagster.labeling.catalog import prune_removed as prune_labels
+    from workbank_dagster.sources.catalog import prune_removed as prune_sources
 
+    files = PartitionFiles(tmp_path / "partitions")
     with warehouse.connect(tmp_path / "w.duckdb") as con:
-        con.execute("create schema raw")
-        con.execute("create table raw._source_loads (table_name VARCHAR, partition_key VARCHAR)")
-        prune_removed(con, ["kept"])
-        assert not warehouse.table_exists(con, "raw", "_source_loads")
+        con.execute("create schema raw; create schema labeling")
+        for table in ("raw._source_loads", "raw.benchmark_prompts", "raw._benchmark_file_errors", "labeling.embedded_labels", "labeling.embedded_label_inputs"):
+            con.execute(f"create table {table} (benchmark VARCHAR)")
+        prune_sources(files, con, ["kept"])
+        assert [t for t in ("_source_loads", "benchmark_prompts", "_benchmark_file_errors") if warehouse.table_exists(con, "raw", t)] == []
+        assert warehouse.table_exists(con, "labeling", "embedded_labels")  # not the sources' to drop
+        prune_labels(files, con, ["kept"])
+        assert [t for t in ("embedded_labels", "embedded_label_inputs") if warehouse.table_exists(con, "labeling", t)] == []

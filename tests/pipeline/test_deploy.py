@@ -5,8 +5,8 @@ built or installed: these tests check what can be checked without them. Files pr
 installs the lock, which holds dagster-postgres and dagster-k8s at the release that goes with its
 dagster; everything the image copies exists; the module it serves loads the
 definitions; the chart version is the lock's dagster; the values have the keys the deployment
-rests on (K8sRunLauncher, the chart's Postgres, the QueuedRunCoordinator, the `warehouse` pool at
-one slot, every mounted volume declared). Then a run of `all_assets` is launched through
+rests on (K8sRunLauncher, the chart's Postgres, the QueuedRunCoordinator, the `warehouse` and
+`partitions` pools at one slot, every mounted volume declared). Then a run of `all_assets` is launched through
 dagster-k8s's K8sRunLauncher, configured as the chart renders these values, with Kubernetes' batch
 API replaced by a recorder: the Job it submits has the code location's image, the settings
 ConfigMap and the LLM Secret, the data and sources volumes, and the resources of the values."""
@@ -100,12 +100,13 @@ def test_the_values_hold_the_deployment():
         assert {mount["name"] for mount in spec["volumeMounts"]} <= declared
 
 
-def test_the_pool_the_values_limit_is_the_one_the_assets_use():
-    """defaultLimit gives every pool one slot; the assets use one pool, `warehouse`."""
+def test_the_pools_the_values_limit_are_the_ones_the_assets_use():
+    """defaultLimit gives every pool one slot; the assets use two pools: `warehouse` (the steps
+    that write the DuckDB file) and `partitions` (the per-benchmark steps, which write files)."""
     from workbank_dagster.definitions import defs
 
     pools = {asset.op.pool for asset in defs.assets if asset.op.pool}
-    assert pools == {"warehouse"}
+    assert pools == {"warehouse", "partitions"}
 
 
 # --- a run launched through the chart's K8sRunLauncher ---------------------------------------------

@@ -105,16 +105,19 @@ def test_point_dbt_at_gives_the_environment_back(monkeypatch):
     from workbank_dagster.transform.project import point_dbt_at
 
     monkeypatch.delenv("WORKBANK_DUCKDB_PATH", raising=False)
-    with point_dbt_at("/tmp/a.duckdb"):
+    monkeypatch.delenv("WORKBANK_PARTITIONS_DIR", raising=False)
+    with point_dbt_at({"WORKBANK_DUCKDB_PATH": "/tmp/a.duckdb", "WORKBANK_PARTITIONS_DIR": "/tmp/p"}):
         assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/a.duckdb"
-    assert "WORKBANK_DUCKDB_PATH" not in os.environ
+        assert os.environ["WORKBANK_PARTITIONS_DIR"] == "/tmp/p"
+    assert "WORKBANK_DUCKDB_PATH" not in os.environ and "WORKBANK_PARTITIONS_DIR" not in os.environ
     monkeypatch.setenv("WORKBANK_DUCKDB_PATH", "/tmp/given.duckdb")
     try:
-        with point_dbt_at("/tmp/b.duckdb"):
+        with point_dbt_at({"WORKBANK_DUCKDB_PATH": "/tmp/b.duckdb", "WORKBANK_PARTITIONS_DIR": "/tmp/q"}):
             raise RuntimeError("dbt failed to start")
     except RuntimeError:
         pass
     assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/given.duckdb"
+    assert "WORKBANK_PARTITIONS_DIR" not in os.environ
 
 
 def test_the_environment_is_read_only_where_readers_says():

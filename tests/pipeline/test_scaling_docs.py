@@ -113,10 +113,13 @@ def test_dagster_instance_validates(tmp_path):
     assert config["run_monitoring"]["enabled"] is True
 
 
-def test_pools_in_the_code_are_all_warehouse():
-    """The doc's `default_limit: 1  # every pool here is warehouse` holds only if no other pool exists."""
-    pools = set(re.findall(r"""["']?\bpool["']?\s*[=:]\s*["']([^"']+)["']""", package_sources()))
-    assert pools == {"warehouse"}
+def test_the_pools_in_the_code_are_the_docs():
+    """The doc's `default_limit: 1  # the pools here are warehouse and partitions` holds only if no other pool exists."""
+    from workbank_dagster.definitions import defs
+
+    pools = {asset.op.pool for asset in defs.assets if asset.op.pool}
+    assert pools == {"warehouse", "partitions"}
+    assert "# the pools here are `warehouse` and `partitions`" in doc_text()
 
 
 def test_k8s_run_launcher_config(tmp_path):
@@ -212,8 +215,8 @@ def test_broken_instance_snippets_fail(tmp_path):
 # --- 2. the dbt profile ---------------------------------------------------------------------------
 
 FAKE_ENV = {"WORKBANK_PG_HOST": "db.example.internal", "WORKBANK_PG_USER": "workbank", "DBT_ENV_SECRET_PG_PASSWORD": "not-a-real-password"}
-# The local output's one variable (no default in profiles.yml: the pipeline always passes it).
-LOCAL_ENV = {"WORKBANK_DUCKDB_PATH": "/tmp/workbank-profile-test.duckdb"}
+# The local output's variables (no default in profiles.yml: the pipeline always passes them).
+LOCAL_ENV = {"WORKBANK_DUCKDB_PATH": "/tmp/workbank-profile-test.duckdb", "WORKBANK_PARTITIONS_DIR": "/tmp/workbank-profile-test-partitions"}
 REQUIRED_FIELDS = {"duckdb": {"type", "path"}, "postgres": {"type", "host", "user", "password", "port", "dbname", "schema"}}
 
 
@@ -289,17 +292,22 @@ def test_dbt_profile_outputs_validate():
 
 
 def test_the_warehouse_path_has_no_default_in_the_dbt_profile(tmp_path):
-    """The warehouse path is said once (pipeline_settings.duckdb_path): the profile reads it from the
-    environment with no default of its own, so a dbt command not given it fails instead of
-    building some other file."""
+    """The warehouse path is said once (pipeline_settings.duckdb_path), and so is the partition
+    files' folder (pipeline_settings.partitions_dir): the profile reads each from the environment
+    with no default of its own, so a dbt command not given them fails instead of building some
+    other file, or reading some other folder."""
     from dbt.exceptions import EnvVarMissingError
 
     raw = yaml.safe_load((ROOT / "dbt_project" / "profiles.yml").read_text())
-    env = {k: v for k, v in os.environ.items() if k != "WORKBANK_DUCKDB_PATH"}
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV}
     with pytest.raises(EnvVarMissingError, match="WORKBANK_DUCKDB_PATH"):
-        load_dbt_profile(raw, "local", env=env)
+        load_dbt_profile(raw, "local", env={**env, "WORKBANK_PARTITIONS_DIR": str(tmp_path)})
+    with pytest.raises(EnvVarMissingError, match="WORKBANK_PARTITIONS_DIR"):
+        load_dbt_profile(raw, "local", env={**env, "WORKBANK_DUCKDB_PATH": str(tmp_path / "w.duckdb")})
     given = str(tmp_path / "w.duckdb")
-    assert load_dbt_profile(raw, "local", env={**env, "WORKBANK_DUCKDB_PATH": given}).credentials.path == given
+    profile = load_dbt_profile(raw, "local", env={**env, "WORKBANK_DUCKDB_PATH": given, "WORKBANK_PARTITIONS_DIR": str(tmp_path / "p")})
+    assert profile.credentials.path == given
+    assert profile.credentials.settings == {"file_search_path": str(tmp_path / "p")}
 
 
 def test_broken_dbt_profile_fails():

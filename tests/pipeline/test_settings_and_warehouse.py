@@ -164,36 +164,29 @@ def _hold_lock(path, ready, release):
     con.close()
 
 
-def test_judgements_table_from_before_confidence_is_migrated(tmp_path):
-    """A warehouse written before judge v4 has judgements without `confidence`; replace_rows refuses
-    changed columns, so without the migration every labeling run on it failed."""
-    from workbank_dagster.labeling.assets import write_partitions
-    from workbank_dagster.labeling.labels import JUDGEMENT_COLUMNS
-    from workbank_dagster.resources import Warehouse
+def test_a_judgements_file_from_before_confidence_keeps_the_other_labelers_rows(tmp_path):
+    """A benchmark's judgements written before judge v4 have no `confidence`. Writing one labeler's
+    rows replaces only that labeler's: the other labelers' rows stay, with confidence empty, and
+    the file has today's columns."""
+    from workbank_dagster.labeling.assets import read_partitions, write_partitions
+    from workbank_dagster.labeling.labels import JUDGEMENT_COLUMNS, LABEL_COLUMNS
+    from workbank_dagster.partition_files import PartitionFiles
 
-    db = Warehouse(tmp_path / "w.duckdb")
-    old = JUDGEMENT_COLUMNS[:-1]
-    with db.connect() as con:
-        con.execute("CREATE SCHEMA labeling")
-        con.execute(
-            "CREATE TABLE labeling.embedded_judgements (benchmark VARCHAR, prompt_id VARCHAR, labeler VARCHAR, prompt_hash VARCHAR, "
-            "status VARCHAR, reason VARCHAR, n_labels BIGINT, n_chunks BIGINT)"
-        )
-        con.execute("INSERT INTO labeling.embedded_judgements VALUES ('old', '1', 'v3', 'h', 'labeled', '', 2, 1)")
-        con.execute("CREATE TABLE labeling.llm_judgements AS SELECT * FROM labeling.embedded_judgements WHERE false")
-    judgements = pd.DataFrame(
-        [("new", "1", "v4", "h2", "abstained", "confidence 0.01 below 0.05", 0, 1, 0.01)], columns=JUDGEMENT_COLUMNS
-    ).astype({"n_labels": "Int64", "n_chunks": "Int64", "confidence": "Float64"})
-    labels = pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]).astype(
-        {"task_id": "Int64", "rank": "Int64", "score": "Float64"}
+    files = PartitionFiles(tmp_path / "partitions")
+    before = pd.DataFrame([("b", "1", "v3", "h", "labeled", "", 2, 1)], columns=JUDGEMENT_COLUMNS[:-1]).astype({"n_labels": "Int64", "n_chunks": "Int64"})
+    files.write("embedded_judgements", "b", pd.concat([before, before.assign(labeler="v4", status="no_match")], ignore_index=True))
+    judgements = pd.DataFrame([("b", "1", "v4", "h2", "abstained", "confidence 0.01 below 0.05", 0, 1, 0.01)], columns=JUDGEMENT_COLUMNS).astype(
+        {"n_labels": "Int64", "n_chunks": "Int64", "confidence": "Float64"}
     )
-    write_partitions(db, "embedded", "v4", ["new"], labels, judgements)
-    with db.connect() as con:
-        rows = con.execute("SELECT benchmark, status, confidence FROM labeling.embedded_judgements ORDER BY benchmark").fetchall()
-        llm_columns = [r[0] for r in con.execute("DESCRIBE labeling.llm_judgements").fetchall()]
-    assert rows == [("new", "abstained", 0.01), ("old", "labeled", None)]
-    assert llm_columns == JUDGEMENT_COLUMNS  # dbt unions both judges' tables: both migrated
-    assert old == [c for c in JUDGEMENT_COLUMNS if c != "confidence"]
+    labels = pd.DataFrame(columns=LABEL_COLUMNS).astype({"task_id": "Int64", "rank": "Int64", "score": "Float64"})
+    write_partitions(files, "embedded", "v4", ["b"], labels, judgements)
+    _, found = read_partitions(files, "embedded", None, ["b"])
+    assert list(found.columns) == JUDGEMENT_COLUMNS
+    assert [(r.labeler, r.status, None if pd.isna(r.confidence) else r.confidence) for r in found.itertuples()] == [
+        ("v3", "labeled", None), ("v4", "abstained", 0.01)
+    ]
+    _, only_v4 = read_partitions(files, "embedded", "v4", ["b"])
+    assert only_v4["status"].tolist() == ["abstained"]
 
 
 def test_add_columns_refuses_what_is_not_a_trailing_addition(tmp_path):

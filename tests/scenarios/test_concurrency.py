@@ -7,14 +7,16 @@ it at all (IOException "Could not set lock on file ... Conflicting lock is held"
 
 * every asset that touches the warehouse is in pool `warehouse`, limit 1 in the instance's
   dagster.yaml (runner.DAGSTER_YAML). Both the in-process and the multiprocess executor claim a
-  slot of the pool from the instance's storage before a step starts, so steps of different runs
-  and processes never overlap (asserted below from the event log);
+  slot of the pool from the instance's storage before a step starts, so warehouse steps of
+  different runs and processes never overlap (asserted below from the event log). The
+  per-benchmark steps never open the warehouse (they write their own files) and are in pool
+  `partitions`, also limited to 1 here;
 * warehouse.connect retries on a lock for up to LOCK_WAIT_SECONDS (the webserver's reader, a
   notebook: whatever does not take a slot). dbt's own connection does not retry: it relies on the
   pool.
 
 The test exercises both. The runs share one instance whose dagster.yaml sets the pool, and the
-test asserts that some step waited for it and that no two steps of any run overlapped in time. And
+test asserts that some step waited for it and that no two steps of one pool overlapped in time. And
 while the runs start, the test itself holds the warehouse open (as a notebook would, outside any
 pool) until their first step has started and a few seconds more: that step must wait in
 warehouse.connect and succeed once the file is free.
@@ -130,20 +132,19 @@ def _step_intervals(home: Path) -> tuple[list[tuple[float, float, str, str]], di
         instance.dispose()
 
 
-def _warehouse_pools() -> set[str]:
+def _pool_of_step() -> dict[str, str]:
+    """The pool of each step (op) of the jobs that run here."""
     from workbank_dagster.definitions import defs
 
-    pools = set()
-    for job in ("all_assets", "user_audits"):
-        pools |= {node.definition.pool for node in defs.resolve_job_def(job).graph.nodes}
-    return pools
+    return {node.definition.name: node.definition.pool for job in ("all_assets", "user_audits") for node in defs.resolve_job_def(job).graph.nodes}
 
 
 def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_path, small_base_run, session_cache):
     from workbank_dagster.transform.project import ensure_manifest
 
     ensure_manifest()  # parse dbt once here, not in each of the processes started below
-    assert _warehouse_pools() == {"warehouse"}, "every step that runs here must be in pool `warehouse`"
+    pool_of = _pool_of_step()
+    assert set(pool_of.values()) == {"warehouse", "partitions"}, "every step that runs here must be in pool `warehouse` or `partitions`"
     # Serial: `make run` alone, from an empty folder, on SMALL: the session's small base run (read
     # here, never written). The concurrent runs read the same source folder.
     serial_root = small_base_run
@@ -184,16 +185,19 @@ def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_pat
         lowered = text.lower()
         assert not any(marker in lowered for marker in LOCK_ERRORS), [line for line in text.splitlines() if "lock" in line.lower()][:5]
 
-    # They did run at the same time, and the pool kept their steps apart: no two steps of any run
-    # (all in pool `warehouse`) overlap in time.
+    # They did run at the same time, and each pool kept its steps apart: no two steps of one pool
+    # (any run) overlap in time.
     intervals, triggers = _step_intervals(home)
     by_trigger = {trigger: run for run, trigger in triggers.items()}
     assert set(by_trigger) == {"all_assets:test multiprocess", "all_assets:make run", "user_audits:make run"}, triggers
     span = {run: (min(s for s, _, r, _ in intervals if r == run), max(e for _, e, r, _ in intervals if r == run)) for run in triggers}
     backfill_run, make_run = by_trigger["all_assets:test multiprocess"], by_trigger["all_assets:make run"]
     assert span[backfill_run][0] < span[make_run][1] and span[make_run][0] < span[backfill_run][1], "the two runs did not overlap"
-    for (_, e1, r1, k1), (s2, _, r2, k2) in itertools.pairwise(intervals):
-        assert s2 >= e1, f"{k1} ({triggers[r1]}) and {k2} ({triggers[r2]}) ran at the same time"
+    for pool in ("warehouse", "partitions"):
+        mine = [interval for interval in intervals if pool_of[interval[3]] == pool]
+        assert mine, f"no step of pool {pool} ran"
+        for (_, e1, r1, k1), (s2, _, r2, k2) in itertools.pairwise(mine):
+            assert s2 >= e1, f"{k1} ({triggers[r1]}) and {k2} ({triggers[r2]}) of pool {pool} ran at the same time"
     waited = any("blocked by limit for pool warehouse" in text for text in texts.values())
     assert waited, "no step ever waited for the pool: nothing raced"
     # A step was running while the test held the file: it waited for the lock and then succeeded.

@@ -75,14 +75,21 @@ def test_partitioned_assets_use_benchmarks_partitions_and_single_run_backfills()
         assert node.backfill_policy == dg.BackfillPolicy.single_run()
 
 
-def test_warehouse_assets_share_one_pool():
+def test_partitioned_steps_stay_out_of_the_warehouse_pool():
+    """#18: a per-benchmark step writes its own files and never opens the warehouse, so it is in pool
+    `partitions`; every unpartitioned step that touches the warehouse is in pool `warehouse`."""
+    pools = {}
     for assets_def in defs.assets:
         if not isinstance(assets_def, dg.AssetsDefinition) or not assets_def.is_executable:
             continue
         if any(k.path[0] in ("files",) for k in assets_def.keys):
             continue
-        pools = {spec_pool for spec_pool in [assets_def.op.pool]}
-        assert pools == {"warehouse"}, assets_def.keys
+        expected = "partitions" if assets_def.partitions_def is not None and assets_def.partitions_def.name == "benchmarks" else "warehouse"
+        pools[assets_def.op.name] = (assets_def.op.pool, expected)
+    assert {name for name, (pool, _) in pools.items() if pool == "partitions"} == {
+        "raw__benchmark_prompts", "raw__benchmark_results", "embedded_judge_labels", "llm_judge_labels"
+    }
+    assert {name: pool for name, (pool, expected) in pools.items() if pool != expected} == {}
 
 
 def test_jobs_sensor_and_schedule():

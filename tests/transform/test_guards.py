@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from conftest import copy_small_run, run_pipeline
 
-from workbank_dagster.resources import Warehouse
+from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.transform.assets import UnknownActiveLabeler, check_active_labeler
 
 
-def _warehouse(tmp_path, judged: dict[str, int]) -> Warehouse:
-    db = Warehouse(tmp_path / "w.duckdb")
-    with db.connect() as con:
-        con.execute("create schema raw; create schema labeling")
-        con.execute("create table raw.benchmark_prompts as select 'b' as benchmark, '1' as prompt_id")
-        con.execute("create table labeling.embedded_judgements (labeler varchar, status varchar)")
-        for labeler, n in judged.items():
-            con.execute("insert into labeling.embedded_judgements select ?, 'abstained' from range(?)", [labeler, n])
-    return db
+def _warehouse(tmp_path, judged: dict[str, int]) -> PartitionFiles:
+    """One benchmark's prompt and its judgement files (partition_files.py), as the partition steps write them."""
+    files = PartitionFiles(tmp_path / "partitions")
+    files.write("benchmark_prompts", "b", pd.DataFrame({"benchmark": ["b"], "prompt_id": ["1"]}))
+    labelers = [labeler for labeler, n in judged.items() for _ in range(n)]
+    files.write("embedded_judgements", "b", pd.DataFrame({"benchmark": "b", "labeler": labelers, "status": "abstained"}))
+    return files
 
 
 def test_unknown_active_labeler_is_refused_with_the_labelers_found(tmp_path):
@@ -31,7 +30,7 @@ def test_unknown_active_labeler_is_refused_with_the_labelers_found(tmp_path):
 
 def test_a_labeler_that_judged_and_labeled_nothing_is_not_an_error(tmp_path):
     check_active_labeler(_warehouse(tmp_path, {"embedded:all-MiniLM-L6-v2:v4": 3}), "embedded:all-MiniLM-L6-v2:v4")  # all abstained
-    check_active_labeler(Warehouse(tmp_path / "empty.duckdb"), "anything")  # no prompts yet
+    check_active_labeler(PartitionFiles(tmp_path / "empty"), "anything")  # no prompts yet
 
 
 def test_a_run_with_an_unknown_active_labeler_fails_naming_it(tmp_path, small_base_run, session_cache):

@@ -8,9 +8,9 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from .. import warehouse
-from ..common import table_metadata, warehouse_step
+from ..common import PARTITIONS_POOL, table_metadata, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, code_sha256, last_fingerprint, recorded_per_partition
+from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
@@ -19,6 +19,7 @@ from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
 from .labels import (
     JUDGEMENT_COLUMNS,
+    LABEL_COLUMNS,
     EmbeddedPrompts,
     Embeddings,
     OccupationKnowledge,
@@ -37,10 +38,11 @@ from .matching import (
     retrieve_v4,
     task_index_key,
 )
+from .onet_tables import OnetTables, optional_table, title_frame
 from .prior import OccupationPrior, prior_key, training_texts
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
-from .titles import TitleIndex, title_rows
+from .titles import TitleIndex
 
 LABELING_SCHEMA = "labeling"
 JUDGES = {"embedded": "the embedded judge (no key, no network)", "llm": "the LLM judge (OpenAI API or compatible server)"}
@@ -68,11 +70,6 @@ def prior_cache_path(settings, inputs_sha256: str) -> Path:
     return settings.cache_dir / "priors" / f"{inputs_sha256}.npz"
 
 
-def _optional(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
-    with warehouse_db.connect() as con:
-        return con.execute(sql).df() if warehouse.table_exists(con, "raw", table) else None
-
-
 def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
     """The O*NET texts the prior learns from (prior.training_texts), read from raw.*."""
     tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
@@ -81,23 +78,15 @@ def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
     return training_texts(
         tasks,
         occupations,
-        _optional(warehouse_db, "SELECT onet_soc_code, dwa_title FROM raw.onet_task_dwas", "onet_task_dwas"),
+        optional_table(warehouse_db, "SELECT onet_soc_code, dwa_title FROM raw.onet_task_dwas", "onet_task_dwas"),
         title_frame(warehouse_db),
-        _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills", "onet_technology_skills"),
+        optional_table(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills", "onet_technology_skills"),
     )
 
 
-def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
-    occupations = warehouse_db.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
-    alternate = _optional(warehouse_db, "SELECT onet_soc_code, alternate_title, short_title FROM raw.onet_alternate_titles", "onet_alternate_titles")
-    reported = _optional(warehouse_db, "SELECT onet_soc_code, reported_title FROM raw.onet_reported_titles", "onet_reported_titles")
-    return title_rows(occupations, alternate, reported)
-
-
-def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: LabelingRuntime, settings: Settings) -> OccupationKnowledge:
+def load_knowledge(onet: OnetTables, index: TaskIndex, runtime: LabelingRuntime, settings: Settings) -> OccupationKnowledge:
     """Titles, technology and the prior of judge v4, built once per run (in `runtime`) for given inputs."""
-    titles = title_frame(warehouse_db)
-    technology = _optional(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills")
+    titles, technology = onet.titles, onet.technology
     path = prior_path(settings)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the occupation prior is missing; materialize labeling/occupation_prior first")
@@ -123,49 +112,39 @@ def load_knowledge(warehouse_db: WarehouseResource, index: TaskIndex, runtime: L
     return runtime.memoized("knowledge", key, build)
 
 
-def partition_prompts(warehouse_db: WarehouseResource, keys: list[str]) -> pd.DataFrame:
-    return warehouse_db.query(
-        f"SELECT benchmark, prompt_id, prompt, prompt_hash FROM raw.benchmark_prompts WHERE benchmark IN ({','.join('?' * len(keys))}) "
-        "ORDER BY benchmark, prompt_id",
-        keys,
-    )
+PROMPT_COLUMNS = ["benchmark", "prompt_id", "prompt", "prompt_hash"]
 
 
-def migrate_judgements(con, judge: str) -> list[str]:
-    """Bring a judgements table written by older code to today's columns (JUDGEMENT_COLUMNS).
-
-    Judge v4 added `confidence`; `replace_rows` refuses a frame whose columns differ from the
-    table's, so a warehouse from before it would fail every labeling run. Columns that the table
-    lacks are added at the end (NULL for the rows already there, which no judge scored); a table
-    with columns that today's code does not write is an error, not a guess.
-    """
-    table = judgements_table(judge)
-    if not warehouse.table_exists(con, LABELING_SCHEMA, table):
-        return []
-    return warehouse.add_columns(con, LABELING_SCHEMA, table, JUDGEMENT_COLUMNS, {"confidence": "DOUBLE"})
+def partition_prompts(files: PartitionFiles, keys: list[str]) -> pd.DataFrame:
+    """The prompts of these benchmarks, from their files (raw/benchmark_prompts)."""
+    found = files.query("benchmark_prompts", f"SELECT {', '.join(PROMPT_COLUMNS)} FROM {{table}} ORDER BY benchmark, prompt_id", keys)
+    return found if found is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in PROMPT_COLUMNS})
 
 
-def write_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str, keys: list[str], labels: pd.DataFrame, judgements: pd.DataFrame) -> None:
-    """Replace this labeler's rows of each benchmark, one transaction per table and benchmark."""
-    with warehouse_db.connect() as con:
-        for every in JUDGES:  # dbt unions both judges' tables: both must have today's columns
-            migrate_judgements(con, every)
+def write_partitions(files: PartitionFiles, judge: str, labeler: str, keys: list[str], labels: pd.DataFrame, judgements: pd.DataFrame) -> None:
+    """Replace this labeler's rows of each benchmark in its files (the rows of other labelers stay),
+    each file written whole and renamed into place."""
+    for table, frame, columns in ((labels_table(judge), labels, LABEL_COLUMNS), (judgements_table(judge), judgements, JUDGEMENT_COLUMNS)):
         for key in keys:
-            where = {"benchmark": key, "labeler": labeler}
-            warehouse.replace_rows(con, LABELING_SCHEMA, labels_table(judge), labels[labels["benchmark"] == key], where)
-            warehouse.replace_rows(con, LABELING_SCHEMA, judgements_table(judge), judgements[judgements["benchmark"] == key], where)
+            mine = frame[frame["benchmark"] == key][columns]
+            path = files.path(table, key)
+            if path.is_file():
+                kept = pd.read_parquet(path)
+                kept = kept[kept["labeler"] != labeler]
+                if len(kept):
+                    mine = pd.concat([kept.reindex(columns=columns).astype(mine.dtypes.to_dict()), mine], ignore_index=True)
+            files.write(table, key, mine)
 
 
 def _specs(judge: str) -> list[dg.AssetSpec]:
-    common = {"group_name": "labeling", "kinds": {"python", "duckdb"}, "owners": ["team:labeling"]}
+    common = {"group_name": "labeling", "kinds": {"python", "parquet"}, "owners": ["team:labeling"]}
     return [
         dg.AssetSpec(
             key=[LABELING_SCHEMA, labels_table(judge)],
             deps=[
                 dg.AssetKey(["raw", "benchmark_prompts"]),
-                dg.AssetKey([LABELING_SCHEMA, "task_index"]),
+                dg.AssetKey([LABELING_SCHEMA, "task_index"]),  # with the O*NET files it writes
                 dg.AssetKey([LABELING_SCHEMA, "occupation_prior"]),
-                *(dg.AssetKey(["raw", t]) for t in ("onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")),
             ],
             description=f"Prompt -> O*NET task labels of one benchmark by {JUDGES[judge]}: benchmark, prompt_id, "
             "task_id, rank, score, labeler, prompt_hash.",
@@ -206,19 +185,28 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
 
 @dg.asset(
     key=[LABELING_SCHEMA, "task_index"],
-    deps=[dg.AssetKey(["raw", "onet_task_statements"]), dg.AssetKey(["raw", "onet_occupations"])],
-    **warehouse_step("labeling", "team:labeling", "python", "sqlite"),
+    deps=[
+        dg.AssetKey(["raw", table])
+        for table in ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
+    ],
+    **warehouse_step("labeling", "team:labeling", "python", "sqlite", "parquet"),
     description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
-    "embedding store, outside the warehouse): the corpus that candidate retrieval searches.",
+    "embedding store, outside the warehouse): the corpus that candidate retrieval searches. Writes the O*NET tables "
+    "the per-benchmark labeling reads (tasks, occupations, titles, technology) as files beside the partitions' "
+    "(labeling/onet_tables.py), so a partition run never opens the warehouse.",
 )
 def task_index(
     context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
 ) -> dg.MaterializeResult:
     started = time.perf_counter()
-    embeddings = labeling_runtime.embeddings(pipeline_settings.resolve(), context)
-    index = labeling_runtime.task_index(warehouse_db, embeddings)
+    settings = pipeline_settings.resolve()
+    embeddings = labeling_runtime.embeddings(settings, context)
+    onet = OnetTables.from_warehouse(warehouse_db)
+    index = labeling_runtime.task_index(onet, embeddings)
+    shared = onet.write(settings.partition_files)
     return dg.MaterializeResult(
         metadata={
+            "files_written": dg.MetadataValue.json(shared),
             "n_tasks": len(index.task_ids),
             "n_occupations": len(index.occupation_codes),
             "dimension": int(index.task_vectors.shape[1]),
@@ -266,7 +254,7 @@ def occupation_prior(
             kept.save(path)
             from_cache = True
         else:
-            index = labeling_runtime.task_index(warehouse_db, embeddings)
+            index = labeling_runtime.task_index(OnetTables.from_warehouse(warehouse_db), embeddings)
             vectors = embeddings.texts(texts["text"].tolist())
             fit_started = time.perf_counter()
             prior = OccupationPrior.fit(vectors, texts["onet_soc_code"].tolist(), list(index.occupation_codes), digest)
@@ -296,44 +284,44 @@ def occupation_prior(
     specs=_specs("embedded"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
-    pool="warehouse",
+    pool=PARTITIONS_POOL,
     name="embedded_judge_labels",
 )
-def embedded_judge_labels(
-    context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings
-):
+def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings):
     """Judges v4 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
     settings = pipeline_settings.resolve()
     started = time.perf_counter()
     embeddings = labeling_runtime.embeddings(settings, context)
     v3, v4 = embedded_judge_v3(settings), embedded_judge_v4()
     keys = list(context.partition_keys)
-    prompts = partition_prompts(warehouse_db, keys)
+    files = settings.partition_files
+    onet = OnetTables.from_files(files)
+    prompts = partition_prompts(files, keys)
     # A benchmark whose prompts, task index, settings and labeling code are what its labels were
     # made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
-    index_key = task_index_key(warehouse_db, embeddings)[0]
+    index_key = task_index_key(onet, embeddings)
     prior_sha = prior_inputs_sha256(settings)
     inputs = {
         v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
         v4.labeler: embedded_inputs(settings, v4.labeler, {**v4.describe(), "prior": prior_sha}, index_key, prompts, keys),
     }
     recorded = recorded_inputs(context.instance, keys)
-    present = judged_partitions(warehouse_db, keys)
+    present = judged_partitions(files, keys)
     stale = {
         labeler: [k for k in keys if recorded.get(k, {}).get(labeler) != inputs[labeler][k] or (k, labeler) not in present] for labeler in inputs
     }
     relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
     if relabel:
-        index = labeling_runtime.task_index(warehouse_db, embeddings)
+        index = labeling_runtime.task_index(onet, embeddings)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
-            write_partitions(warehouse_db, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
+            write_partitions(files, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
         if stale[v4.labeler]:
-            knowledge = load_knowledge(warehouse_db, index, labeling_runtime, settings)
+            knowledge = load_knowledge(onet, index, labeling_runtime, settings)
             labels, judgements = judge_v4_rows(_subset(embedded, stale[v4.labeler]), index, knowledge, settings, progress=embeddings.progress)
-            write_partitions(warehouse_db, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
-    labels, judgements = read_partitions(warehouse_db, "embedded", None, keys)
+            write_partitions(files, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
+    labels, judgements = read_partitions(files, "embedded", None, keys)
     per_labeler = {
         labeler: {
             "labels_per_prompt": round(float((labels["labeler"] == labeler).sum()) / max(int((judgements["labeler"] == labeler).sum()), 1), 3),
@@ -414,32 +402,22 @@ def recorded_inputs(instance: dg.DagsterInstance, keys: list[str]) -> dict[str, 
     return {key: dict(value) for key, value in found.items() if isinstance(value, dict)}
 
 
-def judged_partitions(warehouse_db: WarehouseResource, keys: list[str]) -> set[tuple[str, str]]:
-    """(benchmark, labeler) pairs of these benchmarks with judgement rows in the warehouse: a recorded
-    key keeps labels only where they still are (a rebuilt warehouse, a pruned benchmark)."""
-    table = judgements_table("embedded")
-    with warehouse_db.connect() as con:
-        if not warehouse.table_exists(con, LABELING_SCHEMA, table):
-            return set()
-        marks = ",".join("?" * len(keys))
-        rows = con.execute(f"SELECT DISTINCT benchmark, labeler FROM {LABELING_SCHEMA}.{table} WHERE benchmark IN ({marks})", keys).fetchall()
-    return {(benchmark, labeler) for benchmark, labeler in rows}
+def judged_partitions(files: PartitionFiles, keys: list[str]) -> set[tuple[str, str]]:
+    """(benchmark, labeler) pairs of these benchmarks with judgement rows in their files: a recorded
+    key keeps labels only where they still are (a deleted partitions folder, a pruned benchmark)."""
+    found = files.query(judgements_table("embedded"), "SELECT DISTINCT benchmark, labeler FROM {table}", keys)
+    return set() if found is None else set(zip(found["benchmark"], found["labeler"]))
 
 
-def read_partitions(warehouse_db: WarehouseResource, judge: str, labeler: str | None, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def read_partitions(files: PartitionFiles, judge: str, labeler: str | None, keys: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of these benchmarks, of one labeler (or of every labeler of this judge: None)."""
-    marks = ",".join("?" * len(keys))
-    who, params = ("labeler = ? AND ", [labeler]) if labeler is not None else ("", [])
-    with warehouse_db.connect() as con:
-        labels = con.execute(
-            f"SELECT * FROM {LABELING_SCHEMA}.{labels_table(judge)} WHERE {who}benchmark IN ({marks}) ORDER BY labeler, benchmark, prompt_id, rank",
-            [*params, *keys],
-        ).df()
-        judgements = con.execute(
-            f"SELECT * FROM {LABELING_SCHEMA}.{judgements_table(judge)} WHERE {who}benchmark IN ({marks}) ORDER BY labeler, benchmark, prompt_id",
-            [*params, *keys],
-        ).df()
-    return labels, judgements
+    who, params = ("WHERE labeler = ? ", [labeler]) if labeler is not None else ("", [])
+    labels = files.query(labels_table(judge), f"SELECT * FROM {{table}} {who}ORDER BY labeler, benchmark, prompt_id, rank", keys, params)
+    judgements = files.query(judgements_table(judge), f"SELECT * FROM {{table}} {who}ORDER BY labeler, benchmark, prompt_id", keys, params)
+    return (
+        labels if labels is not None else pd.DataFrame(columns=LABEL_COLUMNS),
+        judgements if judgements is not None else pd.DataFrame(columns=JUDGEMENT_COLUMNS),
+    )
 
 
 class LLMLabelsConfig(dg.Config):
@@ -448,12 +426,10 @@ class LLMLabelsConfig(dg.Config):
     batch_max_wait_seconds: float = 600.0
 
 
-def llm_candidates(
-    warehouse_db: WarehouseResource, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime
-) -> Retrieved:
+def llm_candidates(onet: OnetTables, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime) -> Retrieved:
     """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(warehouse_db, index, runtime, settings), settings)
+    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
@@ -502,14 +478,13 @@ LLM_RETRY_POLICY = dg.RetryPolicy(max_retries=3, delay=2.0, backoff=dg.Backoff.E
     specs=_specs("llm"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
-    pool="warehouse",
+    pool=PARTITIONS_POOL,
     name="llm_judge_labels",
     retry_policy=LLM_RETRY_POLICY,
 )
 def llm_judge_labels(
     context: dg.AssetExecutionContext,
     config: LLMLabelsConfig,
-    warehouse_db: WarehouseResource,
     chat_model: ChatModelResource,
     labeling_runtime: LabelingRuntime,
     pipeline_settings: PipelineSettings,
@@ -518,9 +493,11 @@ def llm_judge_labels(
     that stops (failure budget, spend cap) writes what was judged and then fails loudly."""
     settings = pipeline_settings.resolve()
     embeddings = labeling_runtime.embeddings(settings, context)
-    index = labeling_runtime.task_index(warehouse_db, embeddings)
+    files = settings.partition_files
+    onet = OnetTables.from_files(files)
+    index = labeling_runtime.task_index(onet, embeddings)
     keys = list(context.partition_keys)
-    retrieved = llm_candidates(warehouse_db, index, embeddings, partition_prompts(warehouse_db, keys), settings, labeling_runtime)
+    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, labeling_runtime)
     items = llm_items(retrieved, index)
     judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), api_key=chat_model.api_key, log=context.log.warning)
     if config.mode == "batch":
@@ -536,7 +513,7 @@ def llm_judge_labels(
         raise dg.Failure(description=f"unknown mode {config.mode!r}: expected 'sync' or 'batch'", allow_retries=False)
     chosen, statuses = llm_outcomes(items, report.results)
     labels, judgements = label_rows(retrieved, chosen, judge.labeler, statuses)
-    write_partitions(warehouse_db, "llm", judge.labeler, keys, labels, judgements)
+    write_partitions(files, "llm", judge.labeler, keys, labels, judgements)
     metadata = {"labeler": judge.labeler, "mode": config.mode, **report.metadata()}
     if report.stopped:
         raise dg.Failure(description=f"LLM labeling stopped: {report.stopped}; what was judged is written and cached", metadata=metadata, allow_retries=False)

@@ -2,13 +2,13 @@
 
 A removed benchmark file loses its Dagster partition (the sensor, `make run`), so no labeling run of
 its own ever comes to delete its labels. `labeling/label_catalog` runs unpartitioned inside every run
-(pool `warehouse`) after the partitions are labeled: it deletes, in one transaction, the rows of every
-benchmark that no longer has a partition from the labeling tables, then writes one row per
-(benchmark, labeler) of what is left. Labeling owns these tables, so labeling prunes them; the raw
-rows leave in `raw/benchmark_catalog`, the sources' own step. Cached judgements and embeddings
-(stores outside the warehouse) stay: they were paid for. It also drops
-`labeling.embedded_label_inputs`, where the label input keys were kept before they moved into the
-labels' materializations.
+(pool `warehouse`) after the partitions are labeled: it deletes the label and judgement files
+(partition_files.py) of every benchmark that no longer has a partition, then writes one row per
+(benchmark, labeler) of what is left. Labeling owns these files, so labeling prunes them; the raw
+files leave in `raw/benchmark_catalog`, the sources' own step. Cached judgements and embeddings
+(stores outside the warehouse) stay: they were paid for. It also drops the warehouse tables the
+labels lived in before they moved to files, and `labeling.embedded_label_inputs`, where the label
+input keys were kept before they moved into the labels' materializations.
 """
 
 
@@ -18,8 +18,10 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata, warehouse_step
+from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
+from ..settings import PipelineSettings
 from .assets import JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
 
 CATALOG_TABLE = "label_catalog"
@@ -28,36 +30,33 @@ CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labele
 PER_BENCHMARK = tuple(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge)))
 
 
-def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
-    """Delete the rows of benchmarks not in `current` from every labeling table, atomically; rows
-    deleted per table (tables that do not exist yet are skipped)."""
-    with warehouse.transaction(con):
-        con.execute(f"DROP TABLE IF EXISTS {LABELING_SCHEMA}.{LEGACY_INPUTS_TABLE}")
-        counts = {f"{LABELING_SCHEMA}.{table}": warehouse.delete_rows_except(con, LABELING_SCHEMA, table, "benchmark", sorted(current)) for table in PER_BENCHMARK}
-    return {name: n for name, n in counts.items() if n}
+def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
+    """Delete the files of benchmarks not in `current` from every labeling table (and the warehouse
+    tables they lived in before); files deleted per table."""
+    removed = files.remove_except(PER_BENCHMARK, current)
+    for table in (*PER_BENCHMARK, LEGACY_INPUTS_TABLE):
+        con.execute(f"DROP TABLE IF EXISTS {LABELING_SCHEMA}.{table}")
+    return {f"{LABELING_SCHEMA}.{table}": n for table, n in removed.items()}
 
 
-def judged_per_benchmark(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+def judged_per_benchmark(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     """benchmark, labeler, prompts judged, prompts labeled, labels: every judge's records as they stand."""
     parts = []
     for judge in JUDGES:
-        if not warehouse.table_exists(con, LABELING_SCHEMA, judgements_table(judge)):
+        judged = files.query(
+            judgements_table(judge),
+            "SELECT benchmark, labeler, count(*) AS n_prompts_judged, count(*) FILTER (WHERE status = 'labeled') AS n_prompts_labeled "
+            "FROM {table} GROUP BY ALL",
+            current,
+        )
+        if judged is None:
             continue
-        labels = (
-            f"SELECT benchmark, labeler, count(*) AS n FROM {LABELING_SCHEMA}.{labels_table(judge)} GROUP BY ALL"
-            if warehouse.table_exists(con, LABELING_SCHEMA, labels_table(judge))
-            else "SELECT NULL::VARCHAR AS benchmark, NULL::VARCHAR AS labeler, 0 AS n WHERE false"
-        )
-        parts.append(
-            con.execute(
-                f"""SELECT j.benchmark, j.labeler, count(*) AS n_prompts_judged,
-                           count(*) FILTER (WHERE j.status = 'labeled') AS n_prompts_labeled,
-                           coalesce(any_value(l.n), 0) AS n_labels
-                    FROM {LABELING_SCHEMA}.{judgements_table(judge)} AS j
-                    LEFT JOIN ({labels}) AS l USING (benchmark, labeler)
-                    GROUP BY ALL"""
-            ).df()
-        )
+        labels = files.query(labels_table(judge), "SELECT benchmark, labeler, count(*) AS n_labels FROM {table} GROUP BY ALL", current)
+        if labels is None:
+            judged["n_labels"] = 0
+        else:
+            judged = judged.merge(labels, on=["benchmark", "labeler"], how="left").fillna({"n_labels": 0})
+        parts.append(judged)
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CATALOG_COLUMNS)
     frame = frame[CATALOG_COLUMNS].sort_values(["benchmark", "labeler"], ignore_index=True)
     return frame.astype({"benchmark": "string", "labeler": "string", "n_prompts_judged": "Int64", "n_prompts_labeled": "Int64", "n_labels": "Int64"})
@@ -67,15 +66,16 @@ def judged_per_benchmark(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     key=[LABELING_SCHEMA, CATALOG_TABLE],
     deps=[dg.AssetKey([LABELING_SCHEMA, table]) for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))],
     **warehouse_step("labeling", "team:labeling"),
-    description="One row per (benchmark, labeler): prompts judged and labeled, labels; the labeling rows of every benchmark "
-    "whose partition is gone are deleted first, in one transaction.",
+    description="One row per (benchmark, labeler): prompts judged and labeled, labels; the labeling files of every benchmark "
+    "whose partition is gone are deleted first.",
 )
-def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
+def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
+    files = pipeline_settings.resolve().partition_files
     with warehouse_db.connect() as con:
-        deleted = prune_removed(con, current)
-        table = judged_per_benchmark(con)
+        deleted = prune_removed(files, con, current)
+        table = judged_per_benchmark(files, current)
         warehouse.replace_table(con, LABELING_SCHEMA, CATALOG_TABLE, table)
     if deleted:
         context.log.info(f"labels of benchmarks without a partition removed: {deleted}")
-    return dg.MaterializeResult(metadata={**table_metadata(table), "rows_deleted": dg.MetadataValue.json(deleted)})
+    return dg.MaterializeResult(metadata={**table_metadata(table), "files_deleted": dg.MetadataValue.json(deleted)})

@@ -6,8 +6,8 @@ calls. Both use judge v3's rule (the best occupations' tasks above a similarity 
 task index.
 
 `LabelingRuntime` is the Dagster resource that holds what they need for the length of a run: the
-embedding store and model, and the task index (and judge v4's knowledge) built from the
-warehouse's tables, once per content of those tables. No process-global state: a run gets its
+embedding store and model, and the task index (and judge v4's knowledge) built from O*NET's
+tables (onet_tables.py), once per content of those tables. No process-global state: a run gets its
 own, and a test or the CLI makes one with `LabelingRuntime()`.
 """
 
@@ -39,18 +39,17 @@ from .labels import (
     retrieve_embedded,
     retrieve_narrowed,
 )
+from .onet_tables import OnetTables
 from .retrieval import TaskIndex
 
 
-def task_index_key(warehouse_db: WarehouseResource, embeddings: Embeddings) -> tuple:
+def task_index_key(onet: OnetTables, embeddings: Embeddings) -> tuple:
     """What the task index is built from: the model and the content of the task and occupation tables."""
-    tasks = warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id")
-    occupations = warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code")
     return (
         embeddings.embedder.store_key,
-        int(pd.util.hash_pandas_object(tasks, index=False).sum()),
-        int(pd.util.hash_pandas_object(occupations, index=False).sum()),
-    ), tasks, occupations
+        int(pd.util.hash_pandas_object(onet.tasks, index=False).sum()),
+        int(pd.util.hash_pandas_object(onet.occupations, index=False).sum()),
+    )
 
 
 class LabelingRuntime(dg.ConfigurableResource):
@@ -80,9 +79,10 @@ class LabelingRuntime(dg.ConfigurableResource):
             self._memo[name] = (key, build())
         return self._memo[name][1]
 
-    def task_index(self, warehouse_db: WarehouseResource, embeddings: Embeddings) -> TaskIndex:
-        key, tasks, occupations = task_index_key(warehouse_db, embeddings)
-        return self.memoized("task_index", key, lambda: build_task_index(tasks, occupations, embeddings))
+    def task_index(self, onet: OnetTables, embeddings: Embeddings) -> TaskIndex:
+        """The index of these O*NET tables (from the warehouse, or from the files a partition run reads)."""
+        key = task_index_key(onet, embeddings)
+        return self.memoized("task_index", key, lambda: build_task_index(onet.tasks, onet.occupations, embeddings))
 
 
 def retrieval_options(settings) -> dict:
@@ -145,7 +145,7 @@ def match_texts(
     if not len(texts):
         return []
     embeddings = runtime.embeddings(settings)
-    index = runtime.task_index(warehouse_db, embeddings)
+    index = runtime.task_index(OnetTables.from_warehouse(warehouse_db), embeddings)
     prompts = pd.DataFrame(
         {"benchmark": source, "prompt_id": [str(i) for i in range(len(texts))], "prompt": list(texts), "prompt_hash": [text_sha256(t) for t in texts]}
     )

@@ -9,7 +9,7 @@ from .. import warehouse
 from ..common import table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
-from .assets import LABELING_SCHEMA, judgements_table, labels_table
+from .assets import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .catalog import CATALOG_TABLE
 from .validation import (
     REFERENCE_LEVELS,
@@ -71,11 +71,9 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()
         crosswalk = con.execute("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk").df()
         dwas = _read(con, "SELECT DISTINCT task_id, dwa_id FROM {table}", "raw", "onet_task_dwas")
-        labels = [_read(con, "SELECT * FROM {table}", LABELING_SCHEMA, labels_table(j)) for j in ("embedded", "llm")]
-        judgements = [
-            _read(con, "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'", LABELING_SCHEMA, judgements_table(j))
-            for j in ("embedded", "llm")
-        ]
+    files = settings.partition_files  # every judge's labels, one file per benchmark (partition_files.py)
+    labels = [files.query(labels_table(j), "SELECT * FROM {table}") for j in JUDGES]
+    judgements = [files.query(judgements_table(j), "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'") for j in JUDGES]
     labels = pd.concat([f for f in labels if f is not None], ignore_index=True) if any(f is not None for f in labels) else None
     abstained = pd.concat([f for f in judgements if f is not None], ignore_index=True) if any(f is not None for f in judgements) else None
     occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]

@@ -6,6 +6,7 @@ already wrote: `load_memo`)."""
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 
 from .. import warehouse
 from ..common import file_sha256, table_metadata, warehouse_step
@@ -63,9 +64,10 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
         recorded = load_memo.recorded_loads(context.instance, context.asset_key).get(load_memo.WHOLE_TABLE)
         frame, parsed, record = load_memo.reuse_or_parse(
-            warehouse_db, RAW_SCHEMA, source.table, digest, recorded,
+            digest, recorded,
+            read_back=lambda: _kept_rows(warehouse_db, source.table),
             parse=lambda: source.read(path),
-            write=lambda con, frame: warehouse.replace_table(con, RAW_SCHEMA, source.table, frame),
+            write=lambda frame: _replace(warehouse_db, source.table, frame),
             source_file=source.path, source_bytes=path.stat().st_size,
         )
         context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
@@ -81,6 +83,17 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         )
 
     return _load
+
+
+def _kept_rows(warehouse_db: WarehouseResource, table: str) -> pd.DataFrame | None:
+    """The rows an earlier load wrote, None where the warehouse no longer has the table."""
+    with warehouse_db.connect() as con:
+        return con.execute(f"SELECT * FROM {RAW_SCHEMA}.{warehouse.quote(table)}").df() if warehouse.table_exists(con, RAW_SCHEMA, table) else None
+
+
+def _replace(warehouse_db: WarehouseResource, table: str, frame: pd.DataFrame) -> None:
+    with warehouse_db.connect() as con:
+        warehouse.replace_table(con, RAW_SCHEMA, table, frame)
 
 
 file_assets = [_file_asset(source) for source in SOURCES]

@@ -1,9 +1,11 @@
 """Benchmark prompts and per-prompt results, one partition per benchmark.
 
 Partitioned assets use a single-run backfill policy: a backfill of every benchmark is one run and
-one process, not 24. Each partition is written in its own transaction (delete its rows, insert the
-new ones). A bad file is rejected on its own: its partition keeps its previous rows (if any), the
-error (file, line, column) is logged and recorded in `raw._benchmark_file_errors`, and the step
+one process, not 24. Each partition is one Parquet file per table (`partition_files.py`), written
+whole and renamed into place; these steps never open the warehouse, so backfills of different
+benchmarks run side by side (pool `partitions`), and dbt reads the files as external sources. A bad
+file is rejected on its own: its partition keeps its previous file (if any), the error (file, line,
+column) is logged and recorded beside it (`<table>_file_errors/<benchmark>.parquet`), and the step
 goes on, so every other benchmark refreshes through the marts and the report; the run then fails
 at its end, naming the file (sources/catalog.py, report/benchmark_files_check).
 """
@@ -13,11 +15,10 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from .. import warehouse
-from ..common import file_sha256, table_metadata, warehouse_step
+from ..common import file_sha256, partition_step, table_metadata
 from ..fingerprint import RECOMPUTED_METADATA
+from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
-from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from . import load_memo
 from .assets import RAW_SCHEMA
@@ -29,13 +30,13 @@ PROMPTS_TABLE = "benchmark_prompts"
 RESULTS_TABLE = "benchmark_results"
 
 
-def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str):
-    """Parse and write each of the run's partitions; a rejected one keeps its rows and its error is recorded.
+def _write_partitions(context, files: PartitionFiles, table, path_of, parse, counted: str):
+    """Parse and write each of the run's partitions; a rejected one keeps its file and its error is recorded.
     Returns the rows written per partition, the rows, and the step's metadata (rows per partition as
     `counted`, and the errors).
 
     A partition whose file hash and parser are those its last materialization recorded keeps its
-    rows and is read back rather than parsed (`load_memo`); each partition's load is recorded in
+    file and is read back rather than parsed (`load_memo`); each partition's load is recorded in
     the metadata `source_loads`."""
     keys = list(context.partition_keys)
     written: dict[str, int] = {}
@@ -50,10 +51,10 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
             path = path_of(key)
             digest = file_sha256(path) if path.is_file() else "missing"
             frame, parsed, loads[key] = load_memo.reuse_or_parse(
-                warehouse_db, RAW_SCHEMA, table, digest, recorded.get(key),
+                digest, recorded.get(key),
+                read_back=lambda key=key: pd.read_parquet(files.path(table, key)) if files.path(table, key).is_file() else None,
                 parse=lambda key=key, path=path, digest=digest: parse(key, path, digest),
-                write=lambda con, frame, key=key: warehouse.replace_rows(con, RAW_SCHEMA, table, frame, {"benchmark": key}),
-                partition=key,
+                write=lambda frame, key=key: files.write(table, key, frame),
                 # As the source folder names it (benchmarks/<slug>.jsonl, results/<slug>.csv).
                 source_file=f"{path.parent.name}/{path.name}", source_bytes=path.stat().st_size if path.is_file() else None,
             )
@@ -69,8 +70,7 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
         frames.append(frame)
     if len(parsed_keys) < len(keys):
         context.log.info(f"raw.{table}: {len(keys) - len(parsed_keys)} of {len(keys)} partition(s) unchanged, kept without parsing")
-    with warehouse_db.connect() as con:
-        record_file_errors(con, table, list(keys), errors)
+    record_file_errors(files, table, keys, errors)
     if errors:
         context.log.error(
             f"raw.{table}: {len(errors)} benchmark file(s) rejected, their previous rows kept; {len(written)} other partition(s) written"
@@ -88,7 +88,7 @@ def _write_partitions(context, warehouse_db, table, path_of, parse, counted: str
 PARTITIONED_SOURCE = {
     "partitions_def": benchmarks_partitions,
     "backfill_policy": dg.BackfillPolicy.single_run(),
-    **warehouse_step("sources", "team:data-engineering"),
+    **partition_step("sources", "team:data-engineering"),
 }
 
 
@@ -110,15 +110,18 @@ def parse_results(key: str, path: Path, digest: str) -> pd.DataFrame:
 
 
 def partitioned_source(table: str, description: str):
-    """The decorator of a per-benchmark source table `raw.<table>`."""
+    """The decorator of a per-benchmark source table `raw.<table>` (its files: `<partitions_dir>/<table>/`)."""
     return dg.asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, description=description)
 
 
 @partitioned_source(PROMPTS_TABLE, "Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
                     "Every malformed line is rejected with its file and line.")
-def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    files = pipeline_settings.resolve().benchmarks_dir
-    written, combined, metadata = _write_partitions(context, warehouse_db, PROMPTS_TABLE, lambda key: files / f"{key}.jsonl", parse_prompts, "prompts_by_benchmark")
+def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
+    folder = settings.benchmarks_dir
+    written, combined, metadata = _write_partitions(
+        context, settings.partition_files, PROMPTS_TABLE, lambda key: folder / f"{key}.jsonl", parse_prompts, "prompts_by_benchmark"
+    )
     if len(combined):
         metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
     if len(written) == 1 and len(combined):
@@ -129,9 +132,12 @@ def benchmark_prompts(context: dg.AssetExecutionContext, warehouse_db: Warehouse
 
 @partitioned_source(RESULTS_TABLE, "Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
                     "extra columns as JSON. A benchmark without published results has no rows.")
-def benchmark_results(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    results = pipeline_settings.resolve().results_dir
-    _, combined, metadata = _write_partitions(context, warehouse_db, RESULTS_TABLE, lambda key: results / f"{key}.csv", parse_results, "rows_by_benchmark")
+def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
+    folder = settings.results_dir
+    _, combined, metadata = _write_partitions(
+        context, settings.partition_files, RESULTS_TABLE, lambda key: folder / f"{key}.csv", parse_results, "rows_by_benchmark"
+    )
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
     return dg.MaterializeResult(metadata=metadata)

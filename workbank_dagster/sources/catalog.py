@@ -3,13 +3,13 @@
 Two things a partitioned asset cannot do for itself:
 
 - **A removed benchmark file.** The sensor and `make run` delete its Dagster partition, so it gets
-  no run of its own, but its rows stayed in `raw.*` and every mart kept counting it.
+  no run of its own, but its files stayed and every mart kept counting it.
   `raw/benchmark_catalog` runs unpartitioned inside every run (pool `warehouse`), after the
-  partitions are written, and deletes the raw rows of every benchmark that no longer has a
-  partition, in one transaction. Labeling prunes its own tables the same way
-  (`labeling/label_catalog`, labeling/catalog.py).
-- **A bad benchmark file.** Its partition is rejected on its own and keeps its previous rows (if
-  any); the error (file, line, column) is recorded in `raw._benchmark_file_errors` and lands here,
+  partitions are written, and deletes the files (partition_files.py) of every benchmark that no
+  longer has a partition. Labeling prunes its own files the same way (`labeling/label_catalog`,
+  labeling/catalog.py).
+- **A bad benchmark file.** Its partition is rejected on its own and keeps its previous file (if
+  any); the error (file, line, column) is recorded beside it (`<table>_file_errors/<benchmark>.parquet`) and lands here,
   so the other benchmarks refresh through the marts and the report, the report says which file
   failed and why, and `report/benchmark_files_check` fails the run at its end, naming the file.
 
@@ -31,6 +31,7 @@ import pandas as pd
 
 from .. import warehouse
 from ..common import table_metadata, warehouse_step
+from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -39,33 +40,40 @@ from .assets import RAW_SCHEMA
 from .registry import SOURCES
 
 CATALOG_TABLE = "benchmark_catalog"
-ERRORS_TABLE = "_benchmark_file_errors"
 ERROR_COLUMNS = ["benchmark", "source_table", "error"]
-# Every raw table that holds rows per benchmark.
-PER_BENCHMARK = ("benchmark_prompts", "benchmark_results", ERRORS_TABLE)
 PARTITIONED_SOURCES = ("benchmark_prompts", "benchmark_results")
-# Where the source loads were recorded before they moved into their materializations: dropped here.
-LEGACY_LOADS_TABLE = "_source_loads"
+# Where the rows of these lived before they moved to per-benchmark files, and where the source
+# loads were recorded before they moved into their materializations: dropped here.
+LEGACY_TABLES = (*PARTITIONED_SOURCES, "_benchmark_file_errors", "_source_loads")
 
 
-def record_file_errors(con: duckdb.DuckDBPyConnection, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
+def errors_table(source_table: str) -> str:
+    """The per-benchmark files of a partitioned source's file errors (one file per rejected benchmark)."""
+    return f"{source_table}_file_errors"
+
+
+# Every per-benchmark table of the sources: theirs to write and to prune.
+PER_BENCHMARK = (*PARTITIONED_SOURCES, *(errors_table(t) for t in PARTITIONED_SOURCES))
+
+
+def record_file_errors(files: PartitionFiles, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
     """The errors of one partitioned source's partitions `keys`: a partition that loaded clears its
     earlier error, one that failed records its message (file, line, column)."""
-    frame = pd.DataFrame(
-        [(key, source_table, message) for key, message in sorted(errors.items())], columns=ERROR_COLUMNS
-    ).astype("string")
-    warehouse.replace_rows(con, RAW_SCHEMA, ERRORS_TABLE, frame, {"benchmark": list(keys), "source_table": source_table})
+    for key in keys:
+        if key in errors:
+            frame = pd.DataFrame([(key, source_table, errors[key])], columns=ERROR_COLUMNS).astype("string")
+            files.write(errors_table(source_table), key, frame)
+        else:
+            files.remove(errors_table(source_table), key)
 
 
-def prune_removed(con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
-    """Delete the rows of benchmarks not in `current` from every per-benchmark raw table, atomically.
-
-    Returns rows deleted per table (tables that do not exist yet are skipped)."""
-    keep = sorted(current)
-    with warehouse.transaction(con):
-        counts = {f"{RAW_SCHEMA}.{table}": warehouse.delete_rows_except(con, RAW_SCHEMA, table, "benchmark", keep) for table in PER_BENCHMARK}
-        con.execute(f"DROP TABLE IF EXISTS {RAW_SCHEMA}.{LEGACY_LOADS_TABLE}")
-    return {name: n for name, n in counts.items() if n}
+def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
+    """Delete the files of benchmarks not in `current` from every per-benchmark table of the sources
+    (and the warehouse tables they lived in before). Returns files deleted per table."""
+    removed = files.remove_except(PER_BENCHMARK, current)
+    for table in LEGACY_TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {RAW_SCHEMA}.{table}")
+    return {f"{RAW_SCHEMA}.{table}": n for table, n in removed.items()}
 
 
 def _field(section: str, name: str) -> str | None:
@@ -90,18 +98,16 @@ def benchmark_attribution(sources_md: Path, slugs: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["benchmark", "full_name", "licence"]).astype("string")
 
 
-def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
+def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     """benchmark, n_prompts, error (NULL when its files loaded), for every current partition."""
-    prompts = (
-        dict(con.execute("SELECT benchmark, count(*) FROM raw.benchmark_prompts GROUP BY 1").fetchall())
-        if warehouse.table_exists(con, "raw", "benchmark_prompts")
-        else {}
-    )
+    prompts = files.read("benchmark_prompts", current, columns=["benchmark"])
+    counts = prompts["benchmark"].value_counts().to_dict() if len(prompts) else {}
     errors: dict[str, list[str]] = {}
-    if warehouse.table_exists(con, RAW_SCHEMA, ERRORS_TABLE):
-        for benchmark, message in con.execute(f"SELECT benchmark, error FROM raw.{ERRORS_TABLE} ORDER BY source_table, benchmark").fetchall():
+    for table in PARTITIONED_SOURCES:
+        found = files.read(errors_table(table), current, columns=["benchmark", "error"])
+        for benchmark, message in zip(found["benchmark"], found["error"]):
             errors.setdefault(benchmark, []).append(message)
-    rows = [(key, int(prompts.get(key, 0)), "; ".join(errors[key]) if key in errors else None) for key in sorted(current)]
+    rows = [(key, int(counts.get(key, 0)), "; ".join(errors[key]) if key in errors else None) for key in sorted(current)]
     return pd.DataFrame(rows, columns=["benchmark", "n_prompts", "error"]).astype({"benchmark": "string", "n_prompts": "Int64", "error": "string"})
 
 
@@ -113,15 +119,16 @@ def catalog(con: duckdb.DuckDBPyConnection, current: list[str]) -> pd.DataFrame:
     ],
     **warehouse_step("sources", "team:data-engineering"),
     description="One row per benchmark partition (prompts, the file error if its file was rejected, full name and licence "
-    "from benchmarks/SOURCES.md); the raw rows of "
-    "every benchmark whose partition is gone are deleted first, in one transaction.",
+    "from benchmarks/SOURCES.md); the files of "
+    "every benchmark whose partition is gone are deleted first.",
 )
 def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
-    attribution = benchmark_attribution(pipeline_settings.resolve().benchmarks_dir / "SOURCES.md", sorted(current))
+    settings = pipeline_settings.resolve()
+    attribution = benchmark_attribution(settings.benchmarks_dir / "SOURCES.md", sorted(current))
     with warehouse_db.connect() as con:
-        deleted = prune_removed(con, current)
-        table = catalog(con, current).merge(attribution, on="benchmark", how="left")
+        deleted = prune_removed(settings.partition_files, con, current)
+        table = catalog(settings.partition_files, current).merge(attribution, on="benchmark", how="left")
         warehouse.replace_table(con, RAW_SCHEMA, CATALOG_TABLE, table)
     if deleted:
         context.log.info(f"benchmarks without a partition removed: {deleted}")
@@ -131,7 +138,7 @@ def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     return dg.MaterializeResult(
         metadata={
             **table_metadata(table),
-            "rows_deleted": dg.MetadataValue.json(deleted),
+            "files_deleted": dg.MetadataValue.json(deleted),
             "files_rejected": dg.MetadataValue.json(dict(zip(failed["benchmark"], failed["error"]))),
         }
     )

@@ -83,13 +83,21 @@ def reuse(
     partition_column: str = "benchmark",
 ) -> pd.DataFrame | None:
     """The rows of the recorded load if it read this file with this code and they are all still in
-    the table, else None (parse the file)."""
+    the warehouse table, else None (parse the file)."""
     if not recorded or recorded.get(INPUTS_METADATA) != load_key(source_sha256):
         return None
     where, params = _rows_where(partition, partition_column)
     try:
         frame = con.execute(f"SELECT * FROM {warehouse.quote(schema)}.{warehouse.quote(table)}{where}", params).df()
     except duckdb.CatalogException:  # the warehouse was rebuilt without it
+        return None
+    return as_recorded(frame, recorded, source_sha256)
+
+
+def as_recorded(frame: pd.DataFrame | None, recorded: dict | None, source_sha256: str) -> pd.DataFrame | None:
+    """`frame` (the rows kept where the load wrote them) with the recorded dtypes and attrs, if the
+    recorded load read this file with this code and the rows are all still there; else None."""
+    if frame is None or not recorded or recorded.get(INPUTS_METADATA) != load_key(source_sha256):
         return None
     dtypes = dict(recorded["dtypes"])
     if len(frame) != recorded["rows"] or list(frame.columns) != [column for column, _ in recorded["dtypes"]]:
@@ -100,28 +108,23 @@ def reuse(
 
 
 def reuse_or_parse(
-    warehouse_db,
-    schema: str,
-    table: str,
     source_sha256: str,
     recorded: dict | None,
+    read_back: Callable[[], pd.DataFrame | None],
     parse: Callable[[], pd.DataFrame],
-    write: Callable[[duckdb.DuckDBPyConnection, pd.DataFrame], object],
-    partition: str | None = None,
+    write: Callable[[pd.DataFrame], object],
     source_file: str | None = None,
     source_bytes: int | None = None,
 ) -> tuple[pd.DataFrame, bool, dict]:
-    """The recorded load's rows if they still stand, else `parse()` and `write` it.
+    """The recorded load's rows if they still stand (`read_back()`: the rows where the load wrote
+    them, None when there are none), else `parse()` and `write` it.
 
-    Returns the frame, whether it was parsed, and the record for this materialization. `write`
-    replaces the table (or the partition's rows)."""
-    with warehouse_db.connect() as con:
-        frame = reuse(con, schema, table, recorded, source_sha256, partition=partition)
+    Returns the frame, whether it was parsed, and the record for this materialization."""
+    frame = as_recorded(read_back(), recorded, source_sha256) if recorded and recorded.get(INPUTS_METADATA) == load_key(source_sha256) else None
     parsed = frame is None
     if parsed:
         frame = parse()
-        with warehouse_db.connect() as con:
-            write(con, frame)
+        write(frame)
     return frame, parsed, load_record(source_sha256, frame, source_file, source_bytes)
 
 

@@ -12,6 +12,7 @@ from dagster_dbt import DbtCliResource, dbt_assets
 
 from .. import warehouse
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
+from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from .metadata import model_metadata
@@ -25,21 +26,20 @@ class UnknownActiveLabeler(dg.Failure):
     pass
 
 
-def check_active_labeler(warehouse_db: WarehouseResource, labeler: str) -> None:
+def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
     """Refuse to build the marts from a labeler that has judged nothing.
 
     The marts keep the active labeler's labels (`var('active_labeler')`): a misspelt labeler, or one
     whose labeling job never ran (the LLM judge), gave empty marts and green checks. A labeler with
     judgement records and no labels (it abstained on everything, or found nothing) is not an error.
     """
-    with warehouse_db.connect() as con:
-        if not warehouse.table_exists(con, "raw", "benchmark_prompts") or not con.execute("select count(*) from raw.benchmark_prompts").fetchone()[0]:
-            return  # nothing to judge yet
-        judged: dict[str, int] = {}
-        for judge in ("embedded", "llm"):
-            if warehouse.table_exists(con, "labeling", f"{judge}_judgements"):
-                for name, count in con.execute(f"select labeler, count(*) from labeling.{judge}_judgements group by 1").fetchall():
-                    judged[name] = judged.get(name, 0) + count
+    if not files.partitions("benchmark_prompts"):
+        return  # nothing to judge yet
+    judged: dict[str, int] = {}
+    for judge in ("embedded", "llm"):
+        found = files.query(f"{judge}_judgements", "select labeler, count(*) as n from {table} group by 1")
+        for name, count in ([] if found is None else zip(found["labeler"], found["n"])):
+            judged[name] = judged.get(name, 0) + int(count)
     if not judged.get(labeler):
         found = ", ".join(f"{name} ({count:,} prompts)" for name, count in sorted(judged.items())) or "none"
         raise UnknownActiveLabeler(
@@ -52,7 +52,7 @@ def check_active_labeler(warehouse_db: WarehouseResource, labeler: str) -> None:
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=translator, pool="warehouse", name="dbt_models")
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
-    check_active_labeler(warehouse_db, settings.active_labeler)
+    check_active_labeler(settings.partition_files, settings.active_labeler)
     key = dbt_inputs_key(warehouse_db, settings)
     kept = models_built_from(context, warehouse_db, key)
     if kept is not None:
@@ -61,7 +61,7 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
             output = context.assets_def.get_output_name_for_asset_key(asset_key)
             yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
         return
-    with point_dbt_at(warehouse_db.path):  # dbt's process starts, with the path, inside the block
+    with point_dbt_at({**settings.dbt_env, "WORKBANK_DUCKDB_PATH": str(warehouse_db.path)}):  # dbt's process starts, with the path, inside the block
         invocation = dbt.cli(dbt_build_args(settings), context=context)
     try:
         yield from with_warehouse_metadata(invocation, warehouse_db, key)
@@ -72,14 +72,22 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
 
 def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
     """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
-    version, and the content of every source table the manifest names (order-independent hashes).
+    version, and the content of every source the manifest names: a warehouse table's rows
+    (order-independent hash), or an external source's files (partition_files.py: their names and
+    SHA-256s).
 
-    A new or removed benchmark, a relabeled prompt or a reloaded source changes a source table; an
-    edited model, macro or test changes a file. Either makes the next run build."""
+    A new or removed benchmark, a relabeled prompt or a reloaded source changes a source; an edited
+    model, macro or test changes a file. Either makes the next run build."""
     manifest = json.loads(dbt_project.manifest_path.read_text())
-    relations = sorted({(node["schema"], node.get("identifier") or node["name"]) for node in manifest["sources"].values()})
+    sources = sorted(
+        {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
+    )
+    files = settings.partition_files
     with warehouse_db.connect() as con:
-        tables = [[schema, table, warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None] for schema, table in relations]
+        tables = [
+            [schema, table, files.content_sha256(table) if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
+            for schema, table, external in sources
+        ]
     return fingerprint(modules=[__name__], inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 

@@ -115,7 +115,7 @@ def ensure_manifest() -> Path:
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
         settings = settings_at_load().resolve()
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "WORKBANK_DUCKDB_PATH": str(settings.duckdb_path)}
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}
         with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
             completed = subprocess.run(
                 [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
@@ -186,26 +186,27 @@ def dbt_unit_test_args(settings: Settings) -> list[str]:
 
 
 @contextlib.contextmanager
-def point_dbt_at(warehouse_path: Path | str) -> Iterator[None]:
-    """dbt runs in its own process and reads the warehouse path from WORKBANK_DUCKDB_PATH
-    (profiles.yml); start it (`dbt.cli(...)`) inside this block, which sets the variable and gives
-    the environment back as it found it when the block ends.
+def point_dbt_at(dbt_env: Mapping[str, str]) -> Iterator[None]:
+    """dbt runs in its own process and reads the warehouse path and the partition files' folder from
+    the environment (profiles.yml: `Settings.dbt_env`); start it (`dbt.cli(...)`) inside this block,
+    which sets those variables and gives the environment back as it found it when the block ends.
 
     The package's one write of the environment. dagster-dbt's `DbtCliResource.cli` copies the
     process's environment into dbt's when it starts it, and takes no `env` of its own: its
     maintainers declined one (dagster-io/dagster#29656) and point to a scoped write of os.environ,
-    which this is. The path could travel in `--vars` instead, but the vars are part of every dbt
+    which this is. The paths could travel in `--vars` instead, but the vars are part of every dbt
     step's key, and a copied data folder would then rebuild everything. It was a lasting write before
     (every later step of the process, and every process it started, inherited the path)."""
-    previous = os.environ.get("WORKBANK_DUCKDB_PATH")
-    os.environ["WORKBANK_DUCKDB_PATH"] = str(warehouse_path)
+    previous = {name: os.environ.get(name) for name in dbt_env}
+    os.environ.update(dbt_env)
     try:
         yield
     finally:
-        if previous is None:
-            del os.environ["WORKBANK_DUCKDB_PATH"]
-        else:
-            os.environ["WORKBANK_DUCKDB_PATH"] = previous
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:

@@ -1,0 +1,86 @@
+"""The per-benchmark tables as files (#18): a partition's file is whole or absent, never half-written;
+each layer's files are its own to prune; the per-benchmark steps never open the warehouse."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from workbank_dagster.partition_files import PartitionFiles
+
+WRITER = """
+import sys, pandas as pd
+from workbank_dagster.partition_files import PartitionFiles
+files = PartitionFiles(sys.argv[1])
+frame = pd.DataFrame({"benchmark": "b", "prompt": ["x" * 200] * 400_000, "n": range(400_000)})
+print("writing", flush=True)
+while True:
+    files.write("benchmark_prompts", "b", frame)
+"""
+
+
+def test_a_write_killed_halfway_leaves_the_old_file_whole_and_the_next_prune_repairs(tmp_path):
+    files = PartitionFiles(tmp_path)
+    old = pd.DataFrame({"benchmark": ["b"], "prompt": ["the old one"], "n": [0]})
+    files.write("benchmark_prompts", "b", old)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+        # Kill it while a temporary file is being written (the scratch file is there, not yet renamed).
+        deadline = time.monotonic() + 60
+        while not list((tmp_path / "benchmark_prompts").glob(".*.tmp")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(30)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+    scratch = list((tmp_path / "benchmark_prompts").glob(".*.tmp"))
+    assert scratch, "the writer was not killed mid-write: the test proved nothing"
+    assert files.partitions("benchmark_prompts") == ["b"]  # the scratch file is not a partition
+    found = files.read("benchmark_prompts", ["b"])
+    assert len(found) in (1, 400_000)  # the old file, or a new one written whole: never a part of one
+    # The next prune (the catalog step of every run) removes what the killed write left.
+    assert files.remove_except(["benchmark_prompts"], ["b"]) == {}
+    assert not list((tmp_path / "benchmark_prompts").glob(".*.tmp"))
+
+
+def test_a_write_that_fails_keeps_the_old_file(tmp_path):
+    files = PartitionFiles(tmp_path)
+    files.write("t", "b", pd.DataFrame({"x": [1]}))
+    with pytest.raises(Exception):
+        files.write("t", "b", pd.DataFrame({"x": [object()]}))  # pyarrow cannot write it
+    assert files.read("t")["x"].tolist() == [1] and not list((tmp_path / "t").glob(".*"))
+
+
+def test_partitions_are_read_and_pruned_by_name(tmp_path):
+    files = PartitionFiles(tmp_path)
+    for name in ("a", "b", "c"):
+        files.write("t", name, pd.DataFrame({"benchmark": [name], "x": [len(name)]}))
+    assert files.read("t", ["c", "a", "zz"])["benchmark"].tolist() == ["a", "c"]
+    assert files.query("t", "select count(*) as n from {table}", ["a", "b"])["n"].tolist() == [2]
+    assert files.query("t", "select 1", ["zz"]) is None
+    before = files.content_sha256("t")
+    assert files.remove_except(["t", "never_written"], ["a"]) == {"t": 2}
+    assert files.partitions("t") == ["a"] and files.content_sha256("t") != before
+    assert files.content_sha256("never_written") is None
+
+
+def test_the_per_benchmark_steps_never_open_the_warehouse():
+    """They need no `warehouse_db`: what they read and write are files, so backfills of different
+    benchmarks run side by side while another process holds the warehouse."""
+    from workbank_dagster.definitions import defs
+
+    partitioned = {
+        assets_def.op.name: assets_def.required_resource_keys
+        for assets_def in defs.assets
+        if isinstance(assets_def, dg.AssetsDefinition) and assets_def.partitions_def is not None and assets_def.partitions_def.name == "benchmarks"
+    }
+    assert set(partitioned) == {"raw__benchmark_prompts", "raw__benchmark_results", "embedded_judge_labels", "llm_judge_labels"}
+    assert {name: keys for name, keys in partitioned.items() if "warehouse_db" in keys} == {}

@@ -1,0 +1,77 @@
+"""What labeling needs of O*NET, read once from the warehouse and handed to partition runs as files.
+
+The task index and judge v4's knowledge (titles, technology) are built from O*NET's task statements,
+occupations, titles and technology skills. The unpartitioned step `labeling/task_index` reads them
+from `raw.*` and writes them as shared files (partition_files.SHARED); the per-benchmark labeling
+steps read those files, so a partition run never opens the warehouse (#18).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import warehouse
+from ..partition_files import PartitionFiles
+from ..resources import WarehouseResource
+from .titles import title_rows
+
+FILES = {"tasks": "onet_tasks", "occupations": "onet_occupations", "titles": "onet_titles", "technology": "onet_technology"}
+
+
+def optional_table(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
+    with warehouse_db.connect() as con:
+        return con.execute(sql).df() if warehouse.table_exists(con, "raw", table) else None
+
+
+def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
+    """Every title of every occupation (title_rows): O*NET's own, alternate and reported titles."""
+    occupations = warehouse_db.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
+    alternate = optional_table(warehouse_db, "SELECT onet_soc_code, alternate_title, short_title FROM raw.onet_alternate_titles", "onet_alternate_titles")
+    reported = optional_table(warehouse_db, "SELECT onet_soc_code, reported_title FROM raw.onet_reported_titles", "onet_reported_titles")
+    return title_rows(occupations, alternate, reported)
+
+
+@dataclass(frozen=True)
+class OnetTables:
+    """task_id, onet_soc_code, task (by task_id); onet_soc_code, title, description (by code); the
+    titles (title_rows); the technology examples (None where that table was not loaded)."""
+
+    tasks: pd.DataFrame
+    occupations: pd.DataFrame
+    titles: pd.DataFrame
+    technology: pd.DataFrame | None
+
+    @classmethod
+    def from_warehouse(cls, warehouse_db: WarehouseResource) -> OnetTables:
+        return cls(
+            tasks=warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id"),
+            occupations=warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code"),
+            titles=title_frame(warehouse_db),
+            technology=optional_table(
+                warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills"
+            ),
+        )
+
+    @classmethod
+    def from_files(cls, files: PartitionFiles) -> OnetTables:
+        technology = files.shared_path(FILES["technology"])
+        return cls(
+            tasks=files.read_shared(FILES["tasks"]),
+            occupations=files.read_shared(FILES["occupations"]),
+            titles=files.read_shared(FILES["titles"]),
+            technology=files.read_shared(FILES["technology"]) if technology.is_file() else None,
+        )
+
+    def write(self, files: PartitionFiles) -> dict[str, int]:
+        """Write the shared files (each whole, then renamed); rows per file."""
+        written = {}
+        for field, name in FILES.items():
+            frame = getattr(self, field)
+            if frame is None:
+                files.shared_path(name).unlink(missing_ok=True)
+                continue
+            files.write_shared(name, frame)
+            written[name] = len(frame)
+        return written

@@ -1,0 +1,135 @@
+"""The per-benchmark tables as files: one Parquet file per table and partition, outside the warehouse.
+
+DuckDB takes one writer process per file, and while one holds it no other process may open it. So
+the partitioned steps (a benchmark's prompts and results, each judge's labels) never open the
+warehouse: each writes its rows to `<partitions_dir>/<table>/<benchmark>.parquet`, first under a
+temporary name in the same folder, then renamed over the old file. A rename within a folder is
+atomic: a reader, or a run killed halfway, sees the old file whole or the new one whole, never half
+of one. Partitions of different benchmarks are different files, so backfills run side by side.
+
+The unpartitioned steps build the warehouse from these files: dbt reads each table as an external
+source (`read_parquet('<table>/*.parquet')`, the folder given to DuckDB as `file_search_path` in
+profiles.yml). What the partitioned steps need of O*NET reaches them the same way, as files the
+task index step writes (`SHARED`).
+
+Each table has one owner: sources writes and prunes its tables, labeling its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from .common import file_sha256
+
+SUFFIX = ".parquet"
+# The folder of unpartitioned files the partitioned steps read (the O*NET tables of the task index).
+SHARED = "_shared"
+
+
+class PartitionFiles:
+    """The files under one folder (`settings.partitions_dir`): `<table>/<partition>.parquet`."""
+
+    def __init__(self, root: Path | str):
+        self.root = Path(root)
+
+    def path(self, table: str, partition: str) -> Path:
+        return self.root / table / f"{partition}{SUFFIX}"
+
+    def write(self, table: str, partition: str, frame: pd.DataFrame) -> Path:
+        """Write a partition's rows whole: to a temporary file beside it, flushed, then renamed over it."""
+        target = self.path(table, partition)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+        try:
+            frame.reset_index(drop=True).to_parquet(scratch, index=False)
+            with open(scratch, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(scratch, target)
+        finally:
+            scratch.unlink(missing_ok=True)
+        return target
+
+    def remove(self, table: str, partition: str) -> bool:
+        path = self.path(table, partition)
+        existed = path.is_file()
+        path.unlink(missing_ok=True)
+        return existed
+
+    def partitions(self, table: str) -> list[str]:
+        """The partitions that have a file of this table, sorted."""
+        folder = self.root / table
+        return sorted(p.name[: -len(SUFFIX)] for p in folder.glob(f"*{SUFFIX}") if not p.name.startswith(".")) if folder.is_dir() else []
+
+    def tables(self) -> list[str]:
+        """Every partitioned table that has a folder (not the shared files)."""
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name != SHARED) if self.root.is_dir() else []
+
+    def read(self, table: str, partitions: Iterable[str] | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+        """The rows of these partitions (every partition: None), in partition order; a partition
+        without a file has no rows. With no file at all, an empty frame with `columns` (or none)."""
+        names = self.partitions(table) if partitions is None else sorted(set(partitions))
+        frames = [pd.read_parquet(self.path(table, name), columns=columns) for name in names if self.path(table, name).is_file()]
+        frames = [f for f in frames if len(f.columns)]
+        if not frames:
+            return pd.DataFrame(columns=columns or [])
+        if len(frames) == 1:
+            return frames[0]
+        return pd.concat(frames, ignore_index=True)
+
+    def query(self, table: str, sql: str, partitions: Iterable[str] | None = None, params: list | None = None) -> pd.DataFrame | None:
+        """`sql` run by DuckDB (in memory) with `{table}` standing for the files of these partitions
+        (every partition: None), as one relation; None when none of them has a file."""
+        names = self.partitions(table) if partitions is None else sorted(set(partitions))
+        paths = [str(self.path(table, name)) for name in names if self.path(table, name).is_file()]
+        if not paths:
+            return None
+        quoted = ", ".join("'" + path.replace("'", "''") + "'" for path in paths)
+        relation = f"read_parquet([{quoted}], union_by_name = true)"
+        with duckdb.connect() as con:
+            return con.execute(sql.format(table=relation), params or []).df()
+
+    def remove_except(self, tables: Iterable[str], keep: Iterable[str]) -> dict[str, int]:
+        """Delete the files of every partition not in `keep` from these tables (and temporary files a
+        killed write left); files removed per table, where any were."""
+        keep = set(keep)
+        removed: dict[str, int] = {}
+        for table in tables:
+            folder = self.root / table
+            if not folder.is_dir():
+                continue
+            for path in folder.iterdir():
+                stale_scratch = path.name.startswith(".") and path.name.endswith(".tmp")
+                if stale_scratch or (path.name.endswith(SUFFIX) and path.name[: -len(SUFFIX)] not in keep):
+                    path.unlink(missing_ok=True)
+                    if not stale_scratch:
+                        removed[table] = removed.get(table, 0) + 1
+        return removed
+
+    def content_sha256(self, table: str) -> str | None:
+        """One SHA-256 of a table's files, their names and bytes (None: no file): what dbt reads of it."""
+        names = self.partitions(table)
+        if not names:
+            return None
+        digest = hashlib.sha256()
+        for name in names:
+            digest.update(name.encode() + b"\x1f" + file_sha256(self.path(table, name)).encode() + b"\x1e")
+        return digest.hexdigest()
+
+    def shared_path(self, name: str) -> Path:
+        return self.root / SHARED / f"{name}{SUFFIX}"
+
+    def write_shared(self, name: str, frame: pd.DataFrame) -> Path:
+        return self.write(SHARED, name, frame)
+
+    def read_shared(self, name: str) -> pd.DataFrame:
+        path = self.shared_path(name)
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; materialize labeling/task_index first, which writes it")
+        return pd.read_parquet(path)
