@@ -152,11 +152,11 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
         rows = con.execute(
             "select benchmark, count(*) filter (where status = 'abstained'), count(*) filter (where status <> 'unlabeled'), "
             "count(*) filter (where status = 'abstained' and (reason = '' or confidence is null)) "
-            "from labeling.embedded_judgements where labeler = ? group by 1",
+            "from marts.fct_prompt_judgements where labeler = ? group by 1",
             [h["labeler"]],
         ).fetchall()
         no_confidence = con.execute(
-            "select count(*) from labeling.embedded_judgements where labeler = ? and status <> 'unlabeled' and confidence is null", [h["labeler"]]
+            "select count(*) from marts.fct_prompt_judgements where labeler = ? and status <> 'unlabeled' and confidence is null", [h["labeler"]]
         ).fetchone()[0]
     finally:
         con.close()

@@ -10,6 +10,7 @@ import time
 
 import dagster as dg
 import pandas as pd
+import pyarrow
 import pytest
 
 from workbank_dagster.partition_files import PartitionFiles
@@ -54,7 +55,7 @@ def test_a_write_killed_halfway_leaves_the_old_file_whole_and_the_next_prune_rep
 def test_a_write_that_fails_keeps_the_old_file(tmp_path):
     files = PartitionFiles(tmp_path)
     files.write("t", "b", pd.DataFrame({"x": [1]}))
-    with pytest.raises(Exception):
+    with pytest.raises(pyarrow.ArrowInvalid):
         files.write("t", "b", pd.DataFrame({"x": [object()]}))  # pyarrow cannot write it
     assert files.read("t")["x"].tolist() == [1] and not list((tmp_path / "t").glob(".*"))
 

@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 import yaml
 from conftest import ARTIFACTS, copy_small_run
 from fake_openai import FakeOpenAI
+from partition_tables import partition_tables
 
 from workbank_dagster import pools, runner
 from workbank_dagster.settings import REPO_ROOT
@@ -135,5 +135,5 @@ def test_the_llm_labeling_command_tells_who_holds_the_slot_and_completes_once_th
         assert instance.get_run_by_id(held_by).status == dg.DagsterRunStatus.FAILURE
     finally:
         instance.dispose()
-    with duckdb.connect(str(tmp_path / "data" / "warehouse.duckdb"), read_only=True) as con:
+    with partition_tables(tmp_path / "data" / "partitions") as con:  # the LLM judge's files (partition_files.py)
         assert con.execute("select count(distinct prompt_id) from labeling.llm_judgements where benchmark = 'cybench'").fetchone() == (39,)

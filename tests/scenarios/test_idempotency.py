@@ -32,6 +32,9 @@ HELPER = REPO_ROOT / "tests" / "support" / "concurrency_run.py"
 WAREHOUSE_SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "analysis"}
 # Assets keyed in a warehouse schema that write no table: the task index lives in the embedding cache.
 NOT_TABLES = {"labeling/task_index", "labeling/occupation_prior"}  # an index in memory, a model file
+# The per-benchmark tables are files, one per benchmark (partition_files.py), not warehouse tables;
+# dbt copies them into staging, whose tables the snapshots hash.
+PARTITION_FILES = {"raw/benchmark_prompts", "raw/benchmark_results", "labeling/embedded_labels", "labeling/embedded_judgements"}
 JOBS = ("all_assets", "user_audits")  # what `make run` launches
 
 
@@ -107,8 +110,10 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     runs = _materialization_runs(home, selected)
     assert [key for key, ids in runs.items() if not ids] == [], "assets never materialized"
     tables = snap.warehouse_tables(data_dir / "warehouse.duckdb")
-    expected = {key.replace("/", ".", 1) for key in selected if key.split("/")[0] in WAREHOUSE_SCHEMAS and key not in NOT_TABLES}
+    expected = {key.replace("/", ".", 1) for key in selected if key.split("/")[0] in WAREHOUSE_SCHEMAS and key not in NOT_TABLES | PARTITION_FILES}
     assert sorted(expected - set(tables)) == [], "assets without their table"
+    assert PARTITION_FILES <= selected
+    assert [key for key in sorted(PARTITION_FILES) if not list((data_dir / "partitions" / key.split("/")[1]).glob("*.parquet"))] == [], "assets without their files"
     assert "headline.json" in first[1]["canonical"]
     assert {key for key in selected if key.startswith("report/")} and len(first[1]["canonical"]) > 1
     unowned = sorted(set(tables) - expected)  # written by an asset under another name (memo tables)

@@ -17,6 +17,7 @@ import pandas as pd
 import warehouse_snapshot as snap
 from browser import chromium, console_errors, missing, wait_for
 from conftest import copy_small_run, run_env, run_pipeline
+from partition_tables import partition_tables
 
 from workbank_dagster.settings import REPO_ROOT
 
@@ -44,6 +45,12 @@ def _query(root, sql: str):
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def _query_files(root, sql: str):
+    """`sql` over the per-benchmark files (raw.benchmark_*, labeling.*), which the warehouse does not hold."""
+    with partition_tables(root / "data" / "partitions") as con:
+        return con.execute(sql).fetchall()
 
 
 def _headline(root) -> dict:
@@ -83,7 +90,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     frame.to_csv(results, index=False)
     _run(env)
     assert _headline(root)["n_benchmarks"] == 4
-    assert _query(root, "select count(*) from labeling.embedded_labels where benchmark = 'spider2-dbt'")[0][0] > 0
+    assert _query_files(root, "select count(*) from labeling.embedded_labels where benchmark = 'spider2-dbt'")[0][0] > 0
     assert {r[0] for r in _query(root, "select distinct audit from analysis.user_audit")} == {"example-org", "second-org"}
     assert _query(root, SCORES) != before, "the changed results file reached the model scores"
 
@@ -97,7 +104,13 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     assert after["n_prompts"] == expected["n_prompts"] == 39 + 50 + 23
     for key in ("n_labels", "n_prompts_labeled", "n_tasks_covered", "work_time_share_uncovered"):
         assert after[key] == expected[key], key
+    # No file and no row of the benchmark that left, in its layers' files or the warehouse's tables.
+    partitions = root / "data" / "partitions"
+    assert sorted(p.relative_to(partitions).as_posix() for p in partitions.rglob("spider2-dbt*")) == []
     for schema, table in (("raw", "benchmark_prompts"), ("raw", "benchmark_results"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements")):
+        assert _query_files(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
+    for table in ("stg_benchmarks__prompts", "stg_labeling__embedded_labels", "fct_benchmark_prompts", "fct_prompt_judgements"):
+        schema = "staging" if table.startswith("stg_") else "marts"
         assert _query(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
     assert _query(root, "select count(*) from raw.source_files where benchmark = 'spider2-dbt'") == [(0,)]
     assert _query(root, "select count(*) from raw.source_files where benchmark = 'cybench'") == [(2,)]  # its prompts and results files
@@ -129,7 +142,7 @@ def test_a_bad_file_fails_alone_while_others_refresh_and_hostile_text_stays_data
     completed = _run(env, ok=False)
     output = completed.stdout + completed.stderr
     assert "cybench.jsonl:3" in output and "not valid JSON" in output  # the run ends failed, naming the file and line
-    prompts = dict(_query(root, "select benchmark, count(*) from raw.benchmark_prompts group by 1"))
+    prompts = dict(_query_files(root, "select benchmark, count(*) from raw.benchmark_prompts group by 1"))
     assert prompts == {"cybench": 39, "finance-agent": 49, "paperbench": 23, "aaa-hostile": 2}  # cybench keeps its previous rows
     # finance-agent's change reached the marts and the headline; the report says which file failed and why.
     labeled = dict(_query(root, "select benchmark, count(distinct prompt_id) from marts.fct_prompt_task_labels group by 1"))
@@ -151,7 +164,7 @@ def test_a_bad_file_fails_alone_while_others_refresh_and_hostile_text_stays_data
     _run(env)
     assert _headline(root)["benchmark_files_rejected"] == {}
     assert _query(root, SCORES) == []
-    assert _query(root, "select count(*) from raw.benchmark_results where benchmark = 'cybench'") == [(0,)]
+    assert _query_files(root, "select count(*) from raw.benchmark_results where benchmark = 'cybench'") == [(0,)]
     # In the browser the hostile prompt is text: its script never ran, the page logged no error.
     index = root / "data" / "outputs" / "report" / "index.html"
     with chromium() as driver:

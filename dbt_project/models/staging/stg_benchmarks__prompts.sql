@@ -3,7 +3,9 @@
 -- which a view would carry to every later reader of the warehouse.
 {{ config(materialized='table') }}
 with prompts as (
-    {{ typed_table(source('raw', 'benchmark_prompts'), [('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('prompt', 'varchar'), ('prompt_hash', 'varchar')]) }}
+    {{ typed_table(source('raw', 'benchmark_prompts'), [
+        ('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('prompt', 'varchar'), ('prompt_hash', 'varchar')
+    ]) }}
 )
 
 select benchmark, prompt_id, prompt, prompt_hash, length(prompt) as prompt_chars
