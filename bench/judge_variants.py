@@ -58,6 +58,7 @@ from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E4
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4  # noqa: E402
 from workbank_dagster.labeling.labels import EmbeddedPrompts, Embeddings, embed_prompts, judgement_rows, retrieve_narrowed  # noqa: E402
 from workbank_dagster.labeling.matching import LabelingRuntime, retrieval_options  # noqa: E402
+from workbank_dagster.labeling.onet_tables import OnetTables  # noqa: E402
 from workbank_dagster.labeling.text import without_urls  # noqa: E402
 from workbank_dagster.resources import Warehouse  # noqa: E402
 from workbank_dagster.settings import PipelineSettings  # noqa: E402
@@ -100,8 +101,9 @@ class Bench:
         self.warehouse = Warehouse(self.settings.duckdb_path)
         runtime = LabelingRuntime()
         self.embeddings = Embeddings(EmbeddingStore(self.settings.cache_dir / "embeddings.sqlite"), Embedder())
-        self.index = runtime.task_index(self.warehouse, self.embeddings)
-        self.knowledge = load_knowledge(self.warehouse, self.index, runtime, self.settings)
+        onet = OnetTables.from_warehouse(self.warehouse)
+        self.index = runtime.task_index(onet, self.embeddings)
+        self.knowledge = load_knowledge(onet, self.index, runtime, self.settings)
         tasks = self.warehouse.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements")
         occupations = self.warehouse.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
         crosswalk = self.warehouse.query("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk")
@@ -115,7 +117,7 @@ class Bench:
         reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")
         self.reference = validation.reference_subsets(reference, validation.read_reference_split(split_path), split_path)
         self.benchmarks = sorted(set(self.gold["benchmark"]) | set(reference["benchmark"]))
-        self.prompts = partition_prompts(self.warehouse, self.benchmarks)
+        self.prompts = partition_prompts(self.settings.partition_files, self.benchmarks)
         self.embedded = embed_prompts(self.prompts, self.embeddings)
         self._task_words = None
 
@@ -253,7 +255,8 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
 def stability(bench: Bench, judge: EmbeddedJudgeV4) -> dict:
     """Per benchmark, the share of prompts (of the 10/11 labeled first) whose label set changes when
     the remaining eleventh is added."""
-    prompts = partition_prompts(bench.warehouse, sorted(set(bench.warehouse.query("SELECT DISTINCT benchmark FROM raw.benchmark_prompts")["benchmark"])))
+    files = bench.settings.partition_files
+    prompts = partition_prompts(files, files.partitions("benchmark_prompts"))
     late = np.array([int(hashlib.sha256(f"{b}:{p}".encode()).hexdigest(), 16) % 11 == 0 for b, p in zip(prompts["benchmark"], prompts["prompt_id"])])
     sets = []
     for frame in (prompts[~late].reset_index(drop=True), prompts):

@@ -231,7 +231,12 @@ def _dbt(pipeline_run, tmp_path, *args: str):
 
     from workbank_dagster.settings import DBT_PROJECT_DIR
 
-    env = {**os.environ, "WORKBANK_DUCKDB_PATH": str(pipeline_run["duckdb"]), "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
+    env = {
+        **os.environ,
+        "WORKBANK_DUCKDB_PATH": str(pipeline_run["duckdb"]),
+        "WORKBANK_PARTITIONS_DIR": str(Path(pipeline_run["duckdb"]).parent / "partitions"),
+        "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+    }
     dbt = str(Path(sys.executable).with_name("dbt"))
     return subprocess.run(
         [dbt, *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(tmp_path / "target")],

@@ -101,8 +101,10 @@ def test_a_pid_reused_by_a_later_process_is_not_the_run_s():
 
 
 def test_the_llm_labeling_command_tells_who_holds_the_slot_and_completes_once_the_holder_is_killed(tmp_path, small_base_run, session_cache):
-    """The operator's case: a run holds the `warehouse` slot; `cli label-llm` waits and says at INFO
-    which run holds it; that run is killed outright; the command frees its slot and completes."""
+    """The operator's case: a run holds the `warehouse` slot; `cli label-llm` labels (its step is in
+    pool `partitions`: it never waits for the warehouse), then waits at its first warehouse step and
+    says at INFO which run holds the slot; that run is killed outright; the command frees its slot
+    and completes."""
     sources, env = copy_small_run(small_base_run, tmp_path, session_cache)
     home = Path(env["DAGSTER_HOME"])
     process, held_by = _start_holder(home, tmp_path / "holder.log")
@@ -118,7 +120,9 @@ def test_the_llm_labeling_command_tells_who_holds_the_slot_and_completes_once_th
             while waiting not in log.read_text():
                 assert command.poll() is None and time.monotonic() < deadline, log.read_text()[-4000:]
                 time.sleep(0.5)
-            assert re.search(r" - workbank - INFO - step llm_judge_labels of run \S+ " + re.escape(waiting), log.read_text())
+            assert re.search(r" - workbank - INFO - step \S+ of run \S+ " + re.escape(waiting), log.read_text())
+            assert "step llm_judge_labels of run" not in log.read_text()  # the labels never waited for the warehouse
+            assert server.counts["chat"] == 39  # cybench's prompts were judged while the warehouse was held
             _kill(process)
             assert command.wait(timeout=900) == 0, log.read_text()[-5000:]
         finally:
