@@ -191,10 +191,14 @@ for request in result.dynamic_partitions_requests:
     if isinstance(request, dg.AddDynamicPartitionsRequest):
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
 keys = [r.partition_key for r in result.run_requests if r.partition_key == {slug!r}]
+from workbank_dagster.automation import warehouse_after_partitions
 from workbank_dagster.definitions import defs
-from workbank_dagster.runner import get_refresh_job
-r = dg.execute_job(dg.reconstructable(get_refresh_job), instance=instance, tags={{"dagster/partition": keys[0]}},
-                   run_config={{"execution": {{"config": {{"in_process": {{}}}}}}}})
+from workbank_dagster.runner import get_partitions_job, get_warehouse_job
+in_process = {{"execution": {{"config": {{"in_process": {{}}}}}}}}
+r = dg.execute_job(dg.reconstructable(get_partitions_job), instance=instance, tags={{"dagster/partition": keys[0]}}, run_config=in_process)
+# What the daemon does next: warehouse_after_partitions asks for the warehouse job.
+if r.success and warehouse_after_partitions(dg.build_sensor_context(instance=instance)).run_requests:
+    r = dg.execute_job(dg.reconstructable(get_warehouse_job), instance=instance, run_config=in_process)
 print(json.dumps({{"success": r.success, "requested": keys}}))
 """
 

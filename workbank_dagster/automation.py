@@ -1,11 +1,26 @@
 """Jobs, the schedule and the sensors: what runs, and when.
 
+Two jobs split the pipeline where its storage splits (#18):
+
+- `benchmark_partitions`: a benchmark's prompts, results and embedded labels, partitioned by
+  benchmark. Its steps write per-benchmark files and never the warehouse (pool `partitions`, which
+  allows `pipeline_settings.partition_workers` at once), so runs of different benchmarks, or two
+  backfills, go side by side.
+- `warehouse`: everything those feed and that is not partitioned (the catalogs, judge validation,
+  dbt, analysis, the report), in pool `warehouse` (one at a time: DuckDB has one writer).
+
+`make run` still runs both, and the O*NET sources, as one run (`all_assets`).
+
 - `benchmark_files_sensor` keeps the `benchmarks` partitions in step with the benchmark and results
   folders. It hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
-  partition and, in the same result, requests a run of that partition and everything downstream; a
-  changed file requests the same refresh; a removed file deletes its partition (its rows leave in
-  the run's `raw/benchmark_catalog` and `labeling/label_catalog` steps). The cursor holds the hashes last acted on, so nothing is
-  requested twice.
+  partition and, in the same result, requests a `benchmark_partitions` run of it; a changed file
+  requests the same; a removed file deletes its partition and requests a `warehouse` run (its files
+  leave in the run's `raw/benchmark_catalog` and `labeling/label_catalog` steps). The cursor holds
+  the hashes last acted on, so nothing is requested twice.
+- `warehouse_after_partitions` starts the `warehouse` job once the partitions have changed: when a
+  per-benchmark asset was materialized after the warehouse's catalogs last were, and no
+  `benchmark_partitions` run is still queued or running (two backfills at once give one warehouse
+  run after both, not one per partition).
 - `audit_files_sensor` does the same for `audits/<slug>.csv` and the `audits` partitions.
 - `weekly_refresh` rebuilds every benchmark and everything downstream, as one run.
 """
@@ -28,14 +43,26 @@ AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"], ["analysis", "
 # Runs from the UI, the sensor and the schedule default to one process, like `make run`: the model
 # loads once per run and no step pays a process start-up. Run config can still pick `multiprocess`.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
-REFRESH_SELECTION = (
-    dg.AssetSelection.keys(["raw", "benchmark_prompts"], ["raw", "benchmark_results"]).downstream() - LLM_ASSETS - AUDIT_ASSETS
-).required_multi_asset_neighbors()
-benchmark_refresh_job = dg.define_asset_job(
-    "benchmark_refresh",
+# The per-benchmark assets (the LLM judge's are partitioned too, but run only in llm_labeling).
+PARTITION_KEYS = (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "embedded_labels"], ["labeling", "embedded_judgements"])
+PARTITION_ASSETS = dg.AssetSelection.keys(*PARTITION_KEYS)
+# The warehouse's steps that come first after the partitions: their last materialization marks the
+# partitions as built into the warehouse.
+CATALOG_KEYS = (dg.AssetKey(["raw", "benchmark_catalog"]), dg.AssetKey(["labeling", "label_catalog"]))
+benchmark_partitions_job = dg.define_asset_job(
+    "benchmark_partitions",
     config=IN_PROCESS,
-    selection=REFRESH_SELECTION,
-    description="One benchmark partition through prompts, results and labels, then every mart and report that depends on them.",
+    selection=PARTITION_ASSETS,
+    partitions_def=benchmarks_partitions,
+    description="The selected benchmarks' prompts, results and embedded labels, written as per-benchmark files (pool "
+    "`partitions`: several at once, never the warehouse). The sensor warehouse_after_partitions then starts `warehouse`.",
+)
+warehouse_job = dg.define_asset_job(
+    "warehouse",
+    config=IN_PROCESS,
+    selection=PARTITION_ASSETS.downstream() - PARTITION_ASSETS - LLM_ASSETS - AUDIT_ASSETS,
+    description="Everything the benchmark partitions feed and that is not partitioned: the catalogs (which prune removed "
+    "benchmarks' files), judge validation, dbt, analysis, the report. Pool `warehouse`: one at a time.",
 )
 all_assets_job = dg.define_asset_job(
     "all_assets",
@@ -66,7 +93,7 @@ def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]
 
 
 @dg.sensor(
-    job=benchmark_refresh_job,
+    jobs=[benchmark_partitions_job, warehouse_job],
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Adds, refreshes or removes a benchmark partition when its file appears, changes or disappears.",
@@ -83,9 +110,16 @@ def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_setting
         built = context.instance.get_materialized_partitions(dg.AssetKey(["raw", "benchmark_prompts"]))
         changed = sorted(slug for slug in current if slug not in built)
     requests = [
-        dg.RunRequest(run_key=f"{slug}:{current[slug]}", partition_key=slug, tags={"workbank/trigger": "benchmark_file"})
+        dg.RunRequest(
+            run_key=f"{slug}:{current[slug]}", job_name=benchmark_partitions_job.name, partition_key=slug, tags={"workbank/trigger": "benchmark_file"}
+        )
         for slug in changed
     ]
+    removed = sorted(set(existing) - set(current))
+    if removed and not requests:  # nothing to build: the warehouse still has to let them go
+        requests.append(
+            dg.RunRequest(run_key=f"removed:{','.join(removed)}:{len(current)}", job_name=warehouse_job.name, tags={"workbank/trigger": "benchmark_removed"})
+        )
     for name in refused:
         context.log.warning(f"ignored {name}: not a safe benchmark slug ({SLUG_PATTERN.pattern})")
     return dg.SensorResult(
@@ -93,6 +127,34 @@ def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_setting
         dynamic_partitions_requests=partition_requests(benchmarks_partitions, existing, current),
         cursor=json.dumps(current, sort_keys=True),
     )
+
+
+def latest_storage_id(instance: dg.DagsterInstance, key: dg.AssetKey) -> int:
+    """The event-log id of the asset's latest materialization (of any partition), 0 when none."""
+    records = instance.fetch_materializations(key, limit=1).records
+    return records[0].storage_id if records else 0
+
+
+PARTITION_RUN_STATUSES = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED]
+
+
+@dg.sensor(
+    job=warehouse_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Starts the warehouse job when a benchmark partition was materialized after the warehouse last took them in, "
+    "once no benchmark_partitions run is queued or running.",
+)
+def warehouse_after_partitions(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    newest = max(latest_storage_id(context.instance, dg.AssetKey(key)) for key in PARTITION_KEYS)
+    taken_in = min(latest_storage_id(context.instance, key) for key in CATALOG_KEYS)
+    if newest <= taken_in:
+        return dg.SkipReason("the warehouse has taken in every partition materialized so far")
+    running = context.instance.get_runs_count(dg.RunsFilter(job_name=benchmark_partitions_job.name, statuses=PARTITION_RUN_STATUSES))
+    if running:
+        return dg.SkipReason(f"waiting for {running} benchmark_partitions run(s) to end")
+    # One request per state of the partitions: the run key is the newest materialization's id.
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"partitions:{newest}", tags={"workbank/trigger": "partitions_changed"})])
 
 
 @dg.schedule(job=all_assets_job, cron_schedule="0 5 * * 1", execution_timezone="UTC", description="Weekly refresh of every benchmark and everything downstream, as one run.")

@@ -14,7 +14,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workbank", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="materialize every asset on every benchmark, as one run")
-    sub.add_parser("home", help="print (and create) the Dagster home")
+    sub.add_parser("home", help="print (and create) the Dagster home, its pools given their slots")
     sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
     sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (pipeline_settings.partitions_dir, resolved)")
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
@@ -86,6 +86,7 @@ def command(args: argparse.Namespace) -> int:
 
         print(json.dumps(runner.estimate_llm(batch=args.batch, benchmarks=args.benchmarks or None), indent=2))
         return 0
+    runner.open_instance().dispose()  # made if new, its pools given their slots (runner.configure_pools)
     print(runner.dagster_home())
     return 0
 

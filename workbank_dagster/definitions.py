@@ -8,9 +8,11 @@ from .automation import (
     all_assets_job,
     audit_files_sensor,
     benchmark_files_sensor,
-    benchmark_refresh_job,
+    benchmark_partitions_job,
     llm_labeling_job,
     user_audits_job,
+    warehouse_after_partitions,
+    warehouse_job,
     weekly_refresh,
 )
 from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
@@ -33,8 +35,8 @@ pipeline_settings = settings_at_load()
 
 defs = dg.Definitions(
     assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_catalog, source_files, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
-    jobs=[all_assets_job, benchmark_refresh_job, llm_labeling_job, user_audits_job],
-    sensors=[benchmark_files_sensor, audit_files_sensor],
+    jobs=[all_assets_job, benchmark_partitions_job, warehouse_job, llm_labeling_job, user_audits_job],
+    sensors=[benchmark_files_sensor, warehouse_after_partitions, audit_files_sensor],
     schedules=[weekly_refresh],
     resources={
         "pipeline_settings": pipeline_settings,

@@ -99,7 +99,22 @@ def open_instance():
 
     home = dagster_home()
     check_reachable(home)
-    return dg.DagsterInstance.from_config(str(home))
+    instance = dg.DagsterInstance.from_config(str(home))
+    configure_pools(instance, settings_at_load().resolve().partition_workers)
+    return instance
+
+
+POOL_LIMITS = {"warehouse": 1}  # DuckDB takes one writer; `partitions` is the setting partition_workers
+
+
+def configure_pools(instance, partition_workers: int) -> dict[str, int]:
+    """Give the instance's pools their slots: `warehouse` one, `partitions` `partition_workers`.
+    dagster.yaml sets only a default for every pool (`pools.default_limit`), so a limit of its own
+    is kept in the instance's storage, where the UI (Deployment > Concurrency) shows it."""
+    limits = {**POOL_LIMITS, "partitions": partition_workers}
+    for pool, limit in limits.items():
+        instance.event_log_storage.set_concurrency_slots(pool, limit)
+    return limits
 
 
 def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[str]]:
@@ -136,10 +151,16 @@ def get_all_assets_job():
     return defs.resolve_job_def("all_assets")
 
 
-def get_refresh_job():
+def get_partitions_job():
     from .definitions import defs
 
-    return defs.resolve_job_def("benchmark_refresh")
+    return defs.resolve_job_def("benchmark_partitions")
+
+
+def get_warehouse_job():
+    from .definitions import defs
+
+    return defs.resolve_job_def("warehouse")
 
 
 def get_audits_job():

@@ -93,6 +93,13 @@ class PipelineSettings(dg.ConfigurableResource):
         "repository/commit/path (GitHub's raw-content host; tests use a local server).",
     )
     audits_dir: str = Field(default="audits", description="Your own audit files (CSV).")
+    # How runs share the machine (no number depends on it).
+    partition_workers: int = Field(
+        default=2,
+        ge=1,
+        description="Slots of pool `partitions`: benchmark partition runs (job benchmark_partitions, backfills) whose steps "
+        "run at once. Every CLI command that opens the Dagster instance sets it there (pool `warehouse` keeps one slot).",
+    )
     # METHOD.md §4.
     coverage_threshold: int = Field(default=5, ge=1, description="METHOD.md §4: a task is covered when n_prompts >= this.")
     sensitivity_thresholds: list[int] = Field(
@@ -302,13 +309,15 @@ class ResolvedViews:
 
     def describe(self) -> dict:
         """Plain-JSON view of how the numbers are made, for the report's methodology section: every
-        setting but the paths. Where files live changes no number, so a data folder that moved
+        setting but the paths and how runs share the machine (OPERATIONAL). Where files live changes no number, so a data folder that moved
         makes the same report (and keeps it: the report's key covers this view)."""
-        out = {key: value for key, value in asdict(self).items() if RESOLVED_TYPES.get(key) not in (Path, Path | None)}
+        out = {key: value for key, value in asdict(self).items() if RESOLVED_TYPES.get(key) not in (Path, Path | None) and key not in OPERATIONAL}
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out
 
 
+# Settings of how runs share the machine, which change no number (left out of `describe`).
+OPERATIONAL = {"partition_workers"}
 # The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
 RESOLVED_TYPES = {
     "source_dir": Path | None,  # None: fetch the sources into download_dir

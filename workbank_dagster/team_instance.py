@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner import DAGSTER_YAML
+from .runner import DAGSTER_YAML, configure_pools
 from .settings import REPO_ROOT, settings_at_load
 
 POSTGRES_PACKAGE = "postgresql"
@@ -283,6 +283,13 @@ def ui(port: int, postgres_port: int = DEFAULT_PORT) -> int:
     postgres = cluster(postgres_port)
     pid = postgres.start()
     home = team_home(postgres)
+    import dagster as dg
+
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        configure_pools(instance, settings_at_load().resolve().partition_workers)
+    finally:
+        instance.dispose()
     print(f"PostgreSQL {pid} on 127.0.0.1:{postgres.port}; Dagster home {home}", flush=True)
     dagster = Path(sys.executable).with_name("dagster")
     env = {**os.environ, "DAGSTER_HOME": str(home)}

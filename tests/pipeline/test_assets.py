@@ -234,6 +234,7 @@ def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     context = dg.build_sensor_context(resources=small_env["resources"], instance=instance)
     first = benchmark_files_sensor(context)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(SMALL)
+    assert {r.job_name for r in first.run_requests} == {"benchmark_partitions"}
     assert not first.dynamic_partitions_requests  # all three already exist
     # A new benchmark file: its partition is added and requested in one result.
     shutil.copy(small_env["sources"] / "benchmarks" / "paperbench.jsonl", small_env["sources"] / "benchmarks" / "my-bench.jsonl")
@@ -252,4 +253,44 @@ def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     fourth = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
     deletes = [req for req in fourth.dynamic_partitions_requests if isinstance(req, dg.DeleteDynamicPartitionsRequest)]
     assert deletes and deletes[0].partition_keys == ["finance-agent"]
+    # Nothing of it to build: the warehouse job runs, whose catalogs delete its files.
+    assert [(r.job_name, r.partition_key) for r in fourth.run_requests] == [("warehouse", None)]
     assert json.loads(fourth.cursor).keys() == {"cybench", "paperbench", "my-bench"}
+
+
+def test_the_warehouse_job_starts_when_partitions_changed_and_none_is_running(small_env):
+    """warehouse_after_partitions: nothing materialized, nothing to do; a partition materialized after
+    the catalogs last were starts the warehouse job, once per state, and not while a
+    benchmark_partitions run is queued or running; the warehouse run's catalogs settle it."""
+    from dagster._core.storage.dagster_run import DagsterRun
+
+    from workbank_dagster.automation import warehouse_after_partitions
+
+    instance = small_env["instance"]
+
+    def tick():
+        return warehouse_after_partitions(dg.build_sensor_context(instance=instance))
+
+    def materialized(*key, partition=None):
+        instance.report_runless_asset_event(dg.AssetMaterialization(dg.AssetKey(list(key)), partition=partition))
+
+    assert isinstance(tick(), dg.SkipReason)
+    materialized("raw", "benchmark_catalog")
+    materialized("labeling", "label_catalog")
+    assert isinstance(tick(), dg.SkipReason)
+    materialized("labeling", "embedded_labels", partition="cybench")
+    (request,) = tick().run_requests
+    assert request.run_key == tick().run_requests[0].run_key  # the same state asks once (the run key)
+    running = DagsterRun(job_name="benchmark_partitions", run_id="0" * 36, status=dg.DagsterRunStatus.STARTED)
+    instance.run_storage.add_run(running)
+    assert "waiting for 1 benchmark_partitions run" in tick().skip_message
+    instance.run_storage.handle_run_event(running.run_id, dg.DagsterEvent(  # it ends
+        event_type_value="PIPELINE_SUCCESS", job_name="benchmark_partitions", message="done"
+    ))
+    materialized("raw", "benchmark_prompts", partition="paperbench")
+    (later,) = tick().run_requests
+    assert later.run_key != request.run_key
+    materialized("raw", "benchmark_catalog")  # only one of the two catalogs has taken it in
+    assert tick().run_requests
+    materialized("labeling", "label_catalog")
+    assert isinstance(tick(), dg.SkipReason)

@@ -141,3 +141,27 @@ def test_the_llm_labeling_command_tells_who_holds_the_slot_and_completes_once_th
         instance.dispose()
     with partition_tables(tmp_path / "data" / "partitions") as con:  # the LLM judge's files (partition_files.py)
         assert con.execute("select count(distinct prompt_id) from labeling.llm_judgements where benchmark = 'cybench'").fetchone() == (39,)
+
+
+def test_opening_the_instance_gives_each_pool_its_slots(tmp_path, monkeypatch):
+    """dagster.yaml sets one limit for every pool; the CLI gives `partitions` the setting
+    partition_workers (backfills side by side) and keeps `warehouse` at one (DuckDB's one writer)."""
+    from workbank_dagster.settings import settings_at_load
+
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "3")
+    settings_at_load.cache_clear()  # each CLI command is a process of its own, which reads the environment once
+    instance = runner.open_instance()
+    try:
+        storage = instance.event_log_storage
+        assert {pool: storage.get_concurrency_info(pool).slot_count for pool in ("partitions", "warehouse")} == {"partitions": 3, "warehouse": 1}
+    finally:
+        instance.dispose()
+    monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "1")
+    settings_at_load.cache_clear()
+    instance = runner.open_instance()  # a later command with another setting sets it again
+    try:
+        assert instance.event_log_storage.get_concurrency_info("partitions").slot_count == 1
+    finally:
+        instance.dispose()
+        settings_at_load.cache_clear()  # the next test reads its own environment

@@ -3,8 +3,8 @@
 On three small benchmarks: `make run` from an empty folder (all_assets over every partition, then
 user_audits; the session's `small_base_run`, copied), every table and view of every schema hashed,
 and every output file; `make run` again, hashed again; then
-the sensor's job (benchmark_refresh) for one partition, which rewrites that benchmark's rows and
-rebuilds everything downstream, hashed a third time. The second and third snapshots must equal the
+the sensor's job (benchmark_partitions) for one partition, which rewrites that benchmark's files,
+then the job the partitions start (warehouse), which rebuilds everything downstream, hashed a third time. The second and third snapshots must equal the
 first, table by table and file by file (warehouse_snapshot.py: canonical hashes, floats to 10
 significant digits; bit-level differences are reported as warnings). The first snapshot must cover
 every asset the two jobs select: each asset keyed [schema, name] in a warehouse schema is the table

@@ -4,8 +4,9 @@
         job all_assets over every benchmark partition (single-run backfill), multiprocess executor;
         KEYs (`raw/benchmark_prompts`) restrict it to those assets
     python tests/support/concurrency_run.py in_process [KEY ...]            the same run, in-process executor
-    python tests/support/concurrency_run.py refresh PARTITION               job benchmark_refresh for one partition
-                                                                    (what the sensor launches), in-process
+    python tests/support/concurrency_run.py refresh PARTITION               job benchmark_partitions for one partition
+                                                                    (what the sensor launches), then job warehouse
+                                                                    (what warehouse_after_partitions then launches), in-process
     python tests/support/concurrency_run.py cli                             `make run` (workbank_dagster.cli run)
 
 The environment says where (WORKBANK_*, DAGSTER_HOME). The benchmark partitions must already be in
@@ -75,10 +76,16 @@ def _print_failures(result) -> None:
                 print(event.step_failure_data.error.to_string(), file=sys.stderr)
 
 
-def refresh_job():
-    from workbank_dagster.runner import get_refresh_job
+def partitions_job():
+    from workbank_dagster.runner import get_partitions_job
 
-    return get_refresh_job()
+    return get_partitions_job()
+
+
+def warehouse_job():
+    from workbank_dagster.runner import get_warehouse_job
+
+    return get_warehouse_job()
 
 
 def run_refresh(partition: str) -> int:
@@ -88,12 +95,15 @@ def run_refresh(partition: str) -> int:
 
     runner.dagster_home()
     instance = dg.DagsterInstance.get()
+    in_process = {"execution": {"config": {"in_process": {}}}}
     result = dg.execute_job(
-        dg.reconstructable(refresh_job),
+        dg.reconstructable(partitions_job),
         instance=instance,
         tags={"dagster/partition": partition, "workbank/trigger": "test refresh"},
-        run_config={"execution": {"config": {"in_process": {}}}},
+        run_config=in_process,
     )
+    if result.success:
+        result = dg.execute_job(dg.reconstructable(warehouse_job), instance=instance, tags={"workbank/trigger": "test refresh"}, run_config=in_process)
     print(f"run {result.run_id} {'succeeded' if result.success else 'failed'} (refresh {partition})")
     _print_failures(result)
     instance.dispose()

@@ -94,8 +94,9 @@ def test_partitioned_steps_stay_out_of_the_warehouse_pool():
 
 def test_jobs_sensor_and_schedule():
     assert defs.resolve_job_def("all_assets") is not None
-    assert defs.resolve_job_def("benchmark_refresh") is not None
+    assert defs.resolve_job_def("benchmark_partitions") is not None and defs.resolve_job_def("warehouse") is not None
     assert defs.resolve_sensor_def("benchmark_files_sensor") is not None
+    assert defs.resolve_sensor_def("warehouse_after_partitions") is not None
     assert defs.resolve_schedule_def("weekly_refresh").cron_schedule == "0 5 * * 1"
 
 
@@ -113,7 +114,7 @@ def test_dbt_build_args_carry_settings(monkeypatch):
 def test_llm_judge_runs_only_in_its_own_job():
     llm = {dg.AssetKey(["labeling", "llm_labels"]), dg.AssetKey(["labeling", "llm_judgements"])}
     everything = defs.resolve_job_def("all_assets").asset_layer.selected_asset_keys
-    refresh = defs.resolve_job_def("benchmark_refresh").asset_layer.selected_asset_keys
+    refresh = defs.resolve_job_def("benchmark_partitions").asset_layer.selected_asset_keys | defs.resolve_job_def("warehouse").asset_layer.selected_asset_keys
     llm_job = defs.resolve_job_def("llm_labeling").asset_layer.selected_asset_keys
     assert not (llm & everything) and not (llm & refresh)
     assert llm <= llm_job and dg.AssetKey(["labeling", "judge_validation"]) in llm_job
@@ -300,3 +301,21 @@ def test_the_definitions_never_parse_dbt_at_import_time(mode):
     else:
         # The patched parse did nothing, so the key still differs: prepared once, then the same error.
         assert last.startswith("not prepared:") and last.endswith("| prepared: ['ensure_manifest']"), last
+
+
+def test_two_jobs_split_the_pipeline_where_its_storage_splits():
+    """#18: `benchmark_partitions` holds the per-benchmark steps only (pool `partitions`, files);
+    `warehouse` holds every unpartitioned asset they feed (pool `warehouse`, DuckDB); `all_assets`
+    (`make run`) holds both."""
+    partitions, warehouse = (defs.resolve_job_def(name) for name in ("benchmark_partitions", "warehouse"))
+    assert {"/".join(k.path) for k in partitions.asset_layer.selected_asset_keys} == {
+        "raw/benchmark_prompts", "raw/benchmark_results", "labeling/embedded_labels", "labeling/embedded_judgements"
+    }
+    assert {node.definition.pool for node in partitions.graph.nodes} == {"partitions"}
+    assert {node.definition.pool for node in warehouse.graph.nodes} == {"warehouse"}
+    built = warehouse.asset_layer.selected_asset_keys
+    for key in (["raw", "benchmark_catalog"], ["labeling", "label_catalog"], ["labeling", "judge_validation"], ["marts", "fct_task_coverage"], ["report", "headline"]):
+        assert dg.AssetKey(key) in built, key
+    assert not any(defs.resolve_assets_def(k).partitions_def for k in built)
+    everything = defs.resolve_job_def("all_assets").asset_layer.selected_asset_keys
+    assert partitions.asset_layer.selected_asset_keys | built <= everything
