@@ -115,7 +115,10 @@ def configurables() -> list:
 
 # The measured figures the generated blocks render besides a run's outputs, by readme.sections'
 # argument: bench/<file>.json, each written by the bench script of the same name.
-BENCH_FILES = {"bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants", "postgres": "postgres_overhead"}
+BENCH_FILES = {
+    "bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants",
+    "postgres": "postgres_overhead", "throughput": "partition_throughput",
+}
 
 
 def bench_figures() -> dict[str, dict | None]:

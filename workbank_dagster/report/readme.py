@@ -491,6 +491,33 @@ def postgres_overhead_text(overhead: dict) -> str:
     )
 
 
+def partition_throughput_text(figures: dict) -> str:
+    """bench/partition_throughput.json (bench/partition_throughput.py): the throughput ratio of 2
+    partition workers over 1, the warehouse job after a change, and the projection."""
+    runs = figures["runs"]
+    most = {w: ", ".join(str(r["most_steps_at_once"]) for r in runs[w]) for w in runs}
+    n = len(runs["1"])
+    seconds = {w: [r["seconds"] for r in runs[w]] for w in runs}
+    timed = {"median_s": figures["median_s"], "runs": seconds}
+    p = figures["projection"]
+    return (
+        f"At {figures['commit']} on {figures['date']} ({figures['machine'].get('cpu', '?')}, {figures['machine'].get('cores', '?')} cores): "
+        f"{len(figures['benchmarks'])} benchmarks ({num(runs['1'][0]['prompts'])} prompts), one `benchmark_partitions` run each, "
+        f"launched at once and labeled from scratch (warm embedding cache), alternated, medians of {n}: "
+        f"{_timed(timed, '1', '1 worker')} against {_timed(timed, '2', '2 workers')}, "
+        f"**×{figures['two_over_one_throughput']:.2f} the throughput** "
+        f"(partition steps running at once, per repetition: {most['1']} with one slot, {most['2']} with two). "
+        f"The `warehouse` job after one benchmark changed, on the full run ({num(figures['warehouse_prompts'])} prompts): "
+        f"{figures['warehouse_job_median_s']:.1f} s ({', '.join(f'{x:.1f}' for x in figures['warehouse_job_s'])}).\n\n"
+        f"Projected linearly to {num(p['benchmarks'])} benchmarks and {num(p['prompts'])} prompts (three orders of magnitude "
+        f"past what was measured: an order of size, not a forecast): embedding at least {p['embedding_hours_at_least']:.0f} h "
+        f"on this machine (cold, {num(figures['embedding_from']['texts'])} texts in {figures['embedding_from']['seconds']:.0f} s, "
+        f"bench/results.json); labeling {p['labeling_hours_1_worker']:.1f} h with 1 worker, "
+        f"{p['labeling_hours_2_workers']:.1f} h with 2; partition files {p['partition_files_gb']:.1f} GB; and every "
+        f"refresh's `warehouse` job up to {p['warehouse_job_hours_per_refresh']:.1f} h (its fixed costs scaled too), whichever benchmark changed.\n"
+    )
+
+
 JUDGE_VARIANT_FIGURES = (
     ("theagentcompany_family_top1", "TheAgentCompany family top-1"),
     ("gdpval_family_top1", "GDPval family top-1"),
@@ -544,6 +571,7 @@ def sections(
     comparison: dict | None = None,
     variants: dict | None = None,
     postgres: dict | None = None,
+    throughput: dict | None = None,
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
@@ -572,6 +600,8 @@ def sections(
         rendered["judge_variants"] = judge_variants_text(variants)
     if postgres is not None:
         rendered["postgres_overhead"] = postgres_overhead_text(postgres)
+    if throughput is not None:
+        rendered["partition_throughput"] = partition_throughput_text(throughput)
     return rendered
 
 
