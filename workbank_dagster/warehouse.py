@@ -161,29 +161,6 @@ def replace_rows(
     return len(frame)
 
 
-def add_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str, columns: Sequence[str], types: dict[str, str]) -> list[str]:
-    """Migrate a table to `columns`: the ones it lacks are appended (NULL in existing rows).
-
-    Only trailing columns can be added this way: the table's columns must be the first ones of
-    `columns`, in order, and each added column needs its SQL type in `types`. Anything else (a
-    renamed, dropped or reordered column) raises, naming the table. Returns the columns added.
-    """
-    target = f"{quote(schema)}.{quote(table)}"
-    existing = [row[0] for row in con.execute(f"DESCRIBE {target}").fetchall()]
-    if existing == list(columns):
-        return []
-    if list(columns[: len(existing)]) != existing:
-        raise ValueError(f"{schema}.{table}: columns {existing} cannot be migrated to {list(columns)}: only trailing columns can be added")
-    added = list(columns[len(existing) :])
-    missing = [c for c in added if c not in types]
-    if missing:
-        raise ValueError(f"{schema}.{table}: no type given for new column(s) {missing}")
-    with transaction(con):
-        for column in added:
-            con.execute(f"ALTER TABLE {target} ADD COLUMN {quote(column)} {types[column]}")
-    return added
-
-
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, table]

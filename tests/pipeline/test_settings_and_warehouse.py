@@ -189,19 +189,6 @@ def test_a_judgements_file_from_before_confidence_keeps_the_other_labelers_rows(
     assert only_v4["status"].tolist() == ["abstained"]
 
 
-def test_add_columns_refuses_what_is_not_a_trailing_addition(tmp_path):
-    from workbank_dagster import warehouse
-
-    with warehouse.connect(tmp_path / "w.duckdb") as con:
-        con.execute("CREATE TABLE t (a INTEGER, b INTEGER)")
-        assert warehouse.add_columns(con, "main", "t", ["a", "b"], {}) == []
-        with pytest.raises(ValueError, match="only trailing columns"):
-            warehouse.add_columns(con, "main", "t", ["a", "c", "b"], {"c": "DOUBLE"})
-        with pytest.raises(ValueError, match="no type given"):
-            warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {})
-        assert warehouse.add_columns(con, "main", "t", ["a", "b", "c"], {"c": "DOUBLE"}) == ["c"]
-
-
 def test_llm_defaults_are_written_once_and_bad_values_are_named(monkeypatch):
     """The chat model's settings are declared once, by ChatModelResource (labeling/chat_model.py):
     LLMSettings, what the judge takes, has exactly its fields but the key, with its defaults; its

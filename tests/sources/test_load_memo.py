@@ -1,5 +1,6 @@
-"""An unchanged source file is read back from the warehouse, not parsed again, and the rows and
-metadata are exactly what parsing gives; any change (file, parser code, table) parses again."""
+"""An unchanged source file is read back from where its load wrote it (the warehouse table of a
+whole-table source, a benchmark's Parquet file), not parsed again, and the rows and metadata are
+exactly what parsing gives; any change (file, parser code, table or file) parses again."""
 
 from __future__ import annotations
 
@@ -26,6 +27,12 @@ def _record(frame, digest):
     return load_memo.load_record(digest, frame, "f", 1)
 
 
+def _reuse(con, table: str, recorded, digest: str):
+    """What a whole-table load reads back (sources/assets.py: the rows of raw.<table>, if it exists)."""
+    frame = con.execute(f"SELECT * FROM raw.{table}").df() if warehouse.table_exists(con, "raw", table) else None
+    return load_memo.as_recorded(frame, recorded, digest)
+
+
 @pytest.mark.parametrize("table", sorted(s.table for s in SOURCES))
 def test_reused_load_equals_parsed_load(tmp_path, source_dir, table):
     source = SOURCES_BY_TABLE[table]
@@ -33,10 +40,10 @@ def test_reused_load_equals_parsed_load(tmp_path, source_dir, table):
     parsed = source.read(path)
     digest = file_sha256(path)
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    assert load_memo.reuse(con, "raw", table, None, digest) is None  # nothing recorded yet
+    assert _reuse(con, table, None, digest) is None  # nothing recorded yet
     warehouse.replace_table(con, "raw", table, parsed)
     recorded = json.loads(json.dumps(_record(parsed, digest), sort_keys=True))  # as the event log gives it back
-    reused = load_memo.reuse(con, "raw", table, recorded, digest)
+    reused = _reuse(con, table, recorded, digest)
     assert reused is not None
     pd.testing.assert_frame_equal(reused, parsed)
     assert reused.attrs == {k: v for k, v in parsed.attrs.items() if isinstance(v, (int, float, str, bool))}
@@ -51,35 +58,39 @@ def test_any_change_means_parse_again(tmp_path, source_dir, monkeypatch):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     warehouse.replace_table(con, "raw", source.table, frame)
     recorded = _record(frame, digest)
-    assert load_memo.reuse(con, "raw", source.table, recorded, digest) is not None
-    assert load_memo.reuse(con, "raw", source.table, recorded, "0" * 64) is None  # another file
+    assert _reuse(con, source.table, recorded, digest) is not None
+    assert _reuse(con, source.table, recorded, "0" * 64) is None  # another file
     con.execute("DELETE FROM raw.onet_occupations WHERE rowid = (SELECT min(rowid) FROM raw.onet_occupations)")
-    assert load_memo.reuse(con, "raw", source.table, recorded, digest) is None  # table changed under the record
+    assert _reuse(con, source.table, recorded, digest) is None  # table changed under the record
     warehouse.replace_table(con, "raw", source.table, frame)
     monkeypatch.setattr(load_memo, "LOADERS", (*load_memo.LOADERS, "workbank_dagster.report.page"))
-    assert load_memo.reuse(con, "raw", source.table, recorded, digest) is None  # the loading code changed
+    assert _reuse(con, source.table, recorded, digest) is None  # the loading code changed
     monkeypatch.undo()
     con.execute("DROP TABLE raw.onet_occupations")
-    assert load_memo.reuse(con, "raw", source.table, recorded, digest) is None  # warehouse rebuilt without it
+    assert _reuse(con, source.table, recorded, digest) is None  # warehouse rebuilt without it
 
 
-def test_partitions_are_reused_one_by_one(tmp_path, source_dir):
-    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+def test_partitions_are_reused_one_by_one_from_their_files(tmp_path, source_dir):
+    """A benchmark's load is read back from its Parquet file with the parser's exact dtypes and
+    attrs; another benchmark's file rewritten leaves this one's record valid."""
+    from workbank_dagster.partition_files import PartitionFiles
+
+    files = PartitionFiles(tmp_path / "partitions")
     frames = {}
     for slug in ("cybench", "paperbench"):
         path = source_dir / "benchmarks" / f"{slug}.jsonl"
         frame = read_benchmark_prompts(path)
         frame["source_sha256"] = digest = file_sha256(path)
-        warehouse.replace_rows(con, "raw", "benchmark_prompts", frame, {"benchmark": slug})
-        frames[slug] = (frame, digest, _record(frame, digest))
+        files.write("benchmark_prompts", slug, frame)
+        frames[slug] = (frame, digest, json.loads(json.dumps(_record(frame, digest), sort_keys=True)))
     for slug, (frame, digest, recorded) in frames.items():
-        pd.testing.assert_frame_equal(load_memo.reuse(con, "raw", "benchmark_prompts", recorded, digest, partition=slug), frame)
-    # Another writer replacing one partition's rows leaves the other partition's record valid.
+        pd.testing.assert_frame_equal(load_memo.as_recorded(pd.read_parquet(files.path("benchmark_prompts", slug)), recorded, digest), frame)
     cybench, digest, recorded = frames["cybench"]
-    warehouse.replace_rows(con, "raw", "benchmark_prompts", cybench.head(3), {"benchmark": "cybench"})
-    assert load_memo.reuse(con, "raw", "benchmark_prompts", recorded, digest, partition="cybench") is None
+    files.write("benchmark_prompts", "cybench", cybench.head(3))
+    assert load_memo.as_recorded(pd.read_parquet(files.path("benchmark_prompts", "cybench")), recorded, digest) is None
     _, paper_digest, paper_record = frames["paperbench"]
-    assert load_memo.reuse(con, "raw", "benchmark_prompts", paper_record, paper_digest, partition="paperbench") is not None
+    assert load_memo.as_recorded(pd.read_parquet(files.path("benchmark_prompts", "paperbench")), paper_record, paper_digest) is not None
+    assert load_memo.as_recorded(None, paper_record, paper_digest) is None  # its file deleted
 
 
 def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir):
@@ -122,4 +133,6 @@ def test_fingerprint_covers_every_parser_module():
     covered = {p for module in load_memo.LOADERS for p in project_modules(module)}
     parsers = {p for p in package.glob("*.py") if p.name not in ("__init__.py", "catalog.py", "fetch.py")}
     assert parsers <= covered, sorted(p.name for p in parsers - covered)
-    assert Path(load_memo.warehouse.__file__) in covered
+    from workbank_dagster import partition_files
+
+    assert {Path(warehouse.__file__), Path(partition_files.__file__)} <= covered  # where the loads write

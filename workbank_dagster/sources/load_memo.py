@@ -1,4 +1,4 @@
-"""Read an unchanged source back from the warehouse instead of parsing its file again.
+"""Read an unchanged source back from where its load wrote it instead of parsing its file again.
 
 A warm run used to parse and validate every source file again (about 8 of its 60 seconds). Now
 each load records what it read in its own materialization, as every cached step records its key
@@ -8,8 +8,9 @@ project module they import), the file's SHA-256, path (relative to the source fo
 row count, and the parsed frame's dtypes and attrs. `raw/source_files` publishes the files from
 there.
 
-A later load whose key equals the one its last materialization recorded, and whose table still
-holds exactly that many rows with those columns, reads those rows back: the same frame the parser
+A later load whose key equals the one its last materialization recorded, and whose rows are still
+there, exactly that many with those columns (the warehouse table of a whole-table source, the
+Parquet file of a benchmark's partition: partition_files.py), reads those rows back: the same frame the parser
 produced, so the same metadata. Anything else parses as before: a changed file, changed code, a
 warehouse rebuilt or emptied, no materialization yet. A run that fails records nothing, so its
 next load parses. The one thing the check cannot see is a table rewritten by hand with the same
@@ -22,10 +23,8 @@ import functools
 from collections.abc import Callable, Iterable
 
 import dagster as dg
-import duckdb
 import pandas as pd
 
-from .. import warehouse
 from ..fingerprint import INPUTS_METADATA, code_sha256, fingerprint, last_fingerprint, recorded_per_partition
 
 LOADS_METADATA = "source_loads"
@@ -67,31 +66,6 @@ def recorded_loads(instance: dg.DagsterInstance, asset_key: dg.AssetKey, partiti
     else:
         found = recorded_per_partition(instance, asset_key, LOADS_METADATA, partitions)
     return {key: value for key, value in found.items() if isinstance(value, dict)}
-
-
-def _rows_where(partition: str | None, partition_column: str) -> tuple[str, list]:
-    return ("", []) if partition is None else (f" WHERE {warehouse.quote(partition_column)} = ?", [partition])
-
-
-def reuse(
-    con: duckdb.DuckDBPyConnection,
-    schema: str,
-    table: str,
-    recorded: dict | None,
-    source_sha256: str,
-    partition: str | None = None,
-    partition_column: str = "benchmark",
-) -> pd.DataFrame | None:
-    """The rows of the recorded load if it read this file with this code and they are all still in
-    the warehouse table, else None (parse the file)."""
-    if not recorded or recorded.get(INPUTS_METADATA) != load_key(source_sha256):
-        return None
-    where, params = _rows_where(partition, partition_column)
-    try:
-        frame = con.execute(f"SELECT * FROM {warehouse.quote(schema)}.{warehouse.quote(table)}{where}", params).df()
-    except duckdb.CatalogException:  # the warehouse was rebuilt without it
-        return None
-    return as_recorded(frame, recorded, source_sha256)
 
 
 def as_recorded(frame: pd.DataFrame | None, recorded: dict | None, source_sha256: str) -> pd.DataFrame | None:
