@@ -37,6 +37,7 @@ SLOW_FIRST = (
     "analysis/test_analysis_units.py",
     "scenarios/test_removal.py",
     "scenarios/test_concurrency.py",
+    "scenarios/test_scaleout.py",
     "pipeline/test_pool_slots.py",
     "scenarios/test_idempotency.py",
     "pipeline/test_assets.py",

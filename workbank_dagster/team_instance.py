@@ -55,10 +55,17 @@ storage:
       db_name: {database}
       # SQLAlchemy 2.1 takes plain postgresql:// to mean psycopg 3; dagster-postgres brings psycopg2.
       scheme: postgresql+psycopg2
-# Runs wait in a queue; the daemon starts them as their pools allow.
+# Runs wait in a queue; the daemon starts them (up to concurrency.runs.max_concurrent_runs), and each
+# step takes its pool's slot when it starts, as under `make run`. The queue does not hold runs back
+# by its own estimate of their pools: it counts a slot for every first step of a run (a partition
+# run has two, its prompts and its results) though a run's steps go one at a time, so with two
+# `partitions` slots a second partition run waited until the first had started and 5 s more.
 run_coordinator:
   module: dagster._core.run_coordinator
   class: QueuedRunCoordinator
+  config:
+    block_op_concurrency_limited_runs:
+      enabled: false
 """
 
 

@@ -182,3 +182,20 @@ def test_the_postgres_endpoint_is_read_from_each_form_dagster_takes(tmp_path, mo
         "storage:\n  postgres:\n    postgres_db:\n      hostname: {env: PG_HOST}\n      username: u\n      db_name: d\n"
     )
     assert postgres_endpoint(tmp_path) == ("pg.example", 5432)
+
+
+def test_the_team_queue_leaves_pool_slots_to_the_steps():
+    """The team instance's run queue starts runs up to max_concurrent_runs and never holds one back by
+    its own count of pool slots (which counts both first steps of a partition run, so with two
+    `partitions` slots it held the second backfill's run until the first had started and 5 s more):
+    each step takes its slot when it starts. tests/scenarios/test_scaleout.py sees the two runs overlap."""
+    import yaml
+    from dagster._core.run_coordinator import QueuedRunCoordinator
+
+    from workbank_dagster.team_instance import DATABASE, ROLE, TEAM_DAGSTER_YAML
+
+    config = yaml.safe_load(TEAM_DAGSTER_YAML.format(port=5433, role=ROLE, password="unused", database=DATABASE))
+    assert config["run_coordinator"]["class"] == "QueuedRunCoordinator"
+    queue = QueuedRunCoordinator(**config["run_coordinator"]["config"]).get_run_queue_config()
+    assert queue.should_block_op_concurrency_limited_runs is False
+    assert config["concurrency"]["pools"]["default_limit"] == 1 and config["concurrency"]["runs"]["max_concurrent_runs"] == 4

@@ -7,6 +7,8 @@
     python tests/support/concurrency_run.py refresh PARTITION               job benchmark_partitions for one partition
                                                                     (what the sensor launches), then job warehouse
                                                                     (what warehouse_after_partitions then launches), in-process
+    python tests/support/concurrency_run.py warehouse                       job warehouse alone, in-process (the negative
+                                                                    control of test_scaleout.py runs two at once)
     python tests/support/concurrency_run.py cli                             `make run` (workbank_dagster.cli run)
 
 The environment says where (WORKBANK_*, DAGSTER_HOME). The benchmark partitions must already be in
@@ -110,6 +112,22 @@ def run_refresh(partition: str) -> int:
     return 0 if result.success else 1
 
 
+def run_warehouse() -> int:
+    import dagster as dg
+
+    from workbank_dagster import runner
+
+    runner.dagster_home()
+    instance = dg.DagsterInstance.get()
+    result = dg.execute_job(
+        dg.reconstructable(warehouse_job), instance=instance, tags={"workbank/trigger": "test warehouse"}, run_config={"execution": {"config": {"in_process": {}}}}
+    )
+    print(f"run {result.run_id} {'succeeded' if result.success else 'failed'} (warehouse)")
+    _print_failures(result)
+    instance.dispose()
+    return 0 if result.success else 1
+
+
 def run_job(executor: str, max_concurrent: int = 2, keys: list[str] | None = None) -> int:
     import dagster as dg
 
@@ -148,6 +166,8 @@ def main(argv: list[str]) -> int:
         from workbank_dagster import cli
 
         return cli.main(["run"])
+    if mode == "warehouse":
+        return run_warehouse()
     if mode == "refresh" and len(argv) == 2:
         return run_refresh(argv[1])
     if mode == "multiprocess":
