@@ -13,24 +13,17 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import dagster as dg
 import pytest
+from team_service import free_port, processes_naming, webserver_up
 
 from workbank_dagster.settings import REPO_ROOT
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture()
@@ -49,22 +42,6 @@ def team_folder(source_dir):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _processes_naming(*needles: str) -> list[str]:
-    """Live (not zombie) processes whose command line contains one of `needles`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and any(needle in cmdline for needle in needles):
-            found.append(f"{entry.name}: {cmdline[:160]}")
-    return found
-
-
 def _wait(condition, timeout: float, what: str, process: subprocess.Popen, log: Path):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -80,7 +57,7 @@ def _wait(condition, timeout: float, what: str, process: subprocess.Popen, log: 
 def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
     import psycopg2
 
-    data, port, pg_port = team_folder / "data", _free_port(), _free_port()
+    data, port, pg_port = team_folder / "data", free_port(), free_port()
     env = {
         **os.environ,
         "WORKBANK_DATA_DIR": str(data),
@@ -95,14 +72,7 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
             cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )
     try:
-        def webserver_up() -> bool:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5) as response:
-                    return response.status == 200
-            except OSError:
-                return False
-
-        _wait(webserver_up, 240, "webserver answering /server_info", ui, log)
+        _wait(lambda: webserver_up(port), 240, "webserver answering /server_info", ui, log)
         home = data / "dagster_home_team"
         instance = dg.DagsterInstance.from_config(str(home))
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
@@ -143,7 +113,7 @@ def test_team_instance_runs_on_postgres_and_stops_without_a_trace(team_folder):
             pytest.fail(f"`cli team ui` did not stop within 240 s of SIGTERM:\n{log.read_text()[-4000:]}")
     assert ui.returncode == 0, log.read_text()[-4000:]
     assert not (data / "postgres" / "cluster" / "postmaster.pid").exists()
-    assert _processes_naming(str(team_folder), f"--port {port}", f"-p {port}", f"-p {pg_port}") == []
+    assert processes_naming(str(team_folder), f"--port {port}", f"-p {port}", f"-p {pg_port}") == []
 
 
 def test_an_unreachable_postgres_is_one_clear_error_naming_its_host_and_port(tmp_path):
@@ -152,7 +122,7 @@ def test_an_unreachable_postgres_is_one_clear_error_naming_its_host_and_port(tmp
     only "too many retries for DB connection", under a traceback."""
     from workbank_dagster.team_instance import DATABASE, ROLE, TEAM_DAGSTER_YAML
 
-    port = _free_port()  # bound and closed: nothing listens there
+    port = free_port()  # bound and closed: nothing listens there
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text(TEAM_DAGSTER_YAML.format(port=port, role=ROLE, password="unused", database=DATABASE))

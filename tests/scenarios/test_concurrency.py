@@ -43,6 +43,7 @@ import pytest
 import warehouse_snapshot as snap
 from concurrency_run import pipeline_env
 from conftest import ARTIFACTS, SMALL
+from step_events import step_intervals
 
 from workbank_dagster import runner
 from workbank_dagster.settings import REPO_ROOT
@@ -114,20 +115,9 @@ def _step_intervals(home: Path) -> tuple[list[tuple[float, float, str, str]], di
     """(start, end, run, step) of every step of every run in the instance, and each run's trigger."""
     instance = dg.DagsterInstance.from_config(str(home))
     try:
-        intervals = []
-        triggers = {}
-        for run in instance.get_runs():
-            triggers[run.run_id] = f"{run.job_name}:{run.tags.get('workbank/trigger', '')}"
-            started: dict[str, float] = {}
-            for record in instance.all_logs(run.run_id):
-                event = record.dagster_event
-                if event is None or event.step_key is None:
-                    continue
-                if event.event_type == dg.DagsterEventType.STEP_START:
-                    started[event.step_key] = record.timestamp
-                elif event.event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE) and event.step_key in started:
-                    intervals.append((started.pop(event.step_key), record.timestamp, run.run_id, event.step_key))
-        return sorted(intervals), triggers
+        runs = instance.get_runs()
+        triggers = {run.run_id: f"{run.job_name}:{run.tags.get('workbank/trigger', '')}" for run in runs}
+        return step_intervals(instance, [run.run_id for run in runs]), triggers
     finally:
         instance.dispose()
 

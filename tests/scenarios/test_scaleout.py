@@ -66,6 +66,7 @@ import pytest
 import warehouse_snapshot as snap
 from concurrency_run import pipeline_env
 from conftest import ARTIFACTS, SMALL, copy_small_run
+from step_events import step_intervals
 from team_service import free_port, graphql, processes_naming, webserver_up
 
 from workbank_dagster import runner
@@ -122,22 +123,6 @@ def _run_texts(instance, run_ids) -> dict[str, str]:
 
 def _file_texts(*folders: Path) -> dict[str, str]:
     return {str(path): path.read_text(errors="replace") for folder in folders if folder.exists() for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
-def _step_intervals(instance, run_ids) -> list[tuple[float, float, str, str]]:
-    """(start, end, run, step) of every step of these runs that ended (STEP_START to SUCCESS or FAILURE)."""
-    intervals = []
-    for run_id in run_ids:
-        started: dict[str, float] = {}
-        for record in instance.all_logs(run_id):
-            event = record.dagster_event
-            if event is None or event.step_key is None:
-                continue
-            if event.event_type == dg.DagsterEventType.STEP_START:
-                started[event.step_key] = record.timestamp
-            elif event.event_type in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE) and event.step_key in started:
-                intervals.append((started.pop(event.step_key), record.timestamp, run_id, event.step_key))
-    return sorted(intervals)
 
 
 def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -386,7 +371,7 @@ def test_two_backfills_at_once_on_the_team_instance_match_a_serial_run(team_root
         seen["runs"] = sorted(
             (run.job_name, ",".join(_partitions_of(run)), run.tags.get("dagster/sensor_name", ""), run.status.value) for run in runs.values()
         )
-        intervals = _step_intervals(instance, runs)
+        intervals = step_intervals(instance, runs)
         run_texts = _run_texts(instance, runs)
         materialized = {key.to_user_string(): instance.get_latest_materialization_event(key) for key in warehouse_keys}
         partitions_built = {"/".join(key): instance.get_materialized_partitions(dg.AssetKey(key)) for key in (
