@@ -67,15 +67,15 @@ class PartitionFiles:
         folder = self.root / table
         return sorted(p.name[: -len(SUFFIX)] for p in folder.glob(f"*{SUFFIX}") if not p.name.startswith(".")) if folder.is_dir() else []
 
-    def tables(self) -> list[str]:
-        """Every partitioned table that has a folder (not the shared files)."""
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and p.name != SHARED) if self.root.is_dir() else []
+    def existing(self, table: str, partitions: Iterable[str] | None = None) -> list[Path]:
+        """The files of these partitions that exist (every partition: None), in partition order."""
+        names = self.partitions(table) if partitions is None else sorted(set(partitions))
+        return [path for path in (self.path(table, name) for name in names) if path.is_file()]
 
     def read(self, table: str, partitions: Iterable[str] | None = None, columns: list[str] | None = None) -> pd.DataFrame:
         """The rows of these partitions (every partition: None), in partition order; a partition
         without a file has no rows. With no file at all, an empty frame with `columns` (or none)."""
-        names = self.partitions(table) if partitions is None else sorted(set(partitions))
-        frames = [pd.read_parquet(self.path(table, name), columns=columns) for name in names if self.path(table, name).is_file()]
+        frames = [pd.read_parquet(path, columns=columns) for path in self.existing(table, partitions)]
         frames = [f for f in frames if len(f.columns)]
         if not frames:
             return pd.DataFrame(columns=columns or [])
@@ -86,11 +86,10 @@ class PartitionFiles:
     def query(self, table: str, sql: str, partitions: Iterable[str] | None = None, params: list | None = None) -> pd.DataFrame | None:
         """`sql` run by DuckDB (in memory) with `{table}` standing for the files of these partitions
         (every partition: None), as one relation; None when none of them has a file."""
-        names = self.partitions(table) if partitions is None else sorted(set(partitions))
-        paths = [str(self.path(table, name)) for name in names if self.path(table, name).is_file()]
+        paths = self.existing(table, partitions)
         if not paths:
             return None
-        quoted = ", ".join("'" + path.replace("'", "''") + "'" for path in paths)
+        quoted = ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths)
         relation = f"read_parquet([{quoted}], union_by_name = true)"
         with duckdb.connect() as con:
             return con.execute(sql.format(table=relation), params or []).df()
@@ -114,12 +113,12 @@ class PartitionFiles:
 
     def content_sha256(self, table: str) -> str | None:
         """One SHA-256 of a table's files, their names and bytes (None: no file): what dbt reads of it."""
-        names = self.partitions(table)
-        if not names:
+        paths = self.existing(table)
+        if not paths:
             return None
         digest = hashlib.sha256()
-        for name in names:
-            digest.update(name.encode() + b"\x1f" + file_sha256(self.path(table, name)).encode() + b"\x1e")
+        for path in paths:
+            digest.update(path.stem.encode() + b"\x1f" + file_sha256(path).encode() + b"\x1e")
         return digest.hexdigest()
 
     def shared_path(self, name: str) -> Path:

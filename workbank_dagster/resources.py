@@ -28,6 +28,11 @@ class Warehouse:
         with self.connect() as con:
             return con.execute(sql, params or []).df()
 
+    def query_if_exists(self, schema: str, table: str, sql: str):
+        """`sql` over `schema.table` (`{table}` in it), or None where the table does not exist (warehouse.query_if_exists)."""
+        with self.connect() as con:
+            return warehouse.query_if_exists(con, schema, table, sql)
+
 
 # An asset's `warehouse_db` parameter: the run's Warehouse.
 WarehouseResource = dg.ResourceParam[Warehouse]

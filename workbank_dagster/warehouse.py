@@ -168,6 +168,14 @@ def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> boo
     return bool(row and row[0])
 
 
+def query_if_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str, sql: str) -> pd.DataFrame | None:
+    """`sql`, where `{table}` stands for `schema.table`, as a frame; None where that table does not
+    exist (an optional source not loaded, a warehouse rebuilt without it)."""
+    if not table_exists(con, schema, table):
+        return None
+    return con.execute(sql.format(table=f"{quote(schema)}.{quote(table)}")).df()
+
+
 def table_hash(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> str:
     """Content hash of a table, independent of physical row order; repeated rows count each time."""
     target = f"{quote(schema)}.{quote(table)}"

@@ -102,17 +102,19 @@ def test_point_dbt_at_gives_the_environment_back(monkeypatch):
     is as it was after it (it was a lasting write, inherited by every later step and process)."""
     import os
 
+    from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.transform.project import point_dbt_at
 
     monkeypatch.delenv("WORKBANK_DUCKDB_PATH", raising=False)
     monkeypatch.delenv("WORKBANK_PARTITIONS_DIR", raising=False)
-    with point_dbt_at({"WORKBANK_DUCKDB_PATH": "/tmp/a.duckdb", "WORKBANK_PARTITIONS_DIR": "/tmp/p"}):
+    settings = PipelineSettings(data_dir="/tmp/d", partitions_dir="/tmp/p").resolve()
+    with point_dbt_at(settings, "/tmp/a.duckdb"):
         assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/a.duckdb"
         assert os.environ["WORKBANK_PARTITIONS_DIR"] == "/tmp/p"
     assert "WORKBANK_DUCKDB_PATH" not in os.environ and "WORKBANK_PARTITIONS_DIR" not in os.environ
     monkeypatch.setenv("WORKBANK_DUCKDB_PATH", "/tmp/given.duckdb")
     try:
-        with point_dbt_at({"WORKBANK_DUCKDB_PATH": "/tmp/b.duckdb", "WORKBANK_PARTITIONS_DIR": "/tmp/q"}):
+        with point_dbt_at(settings, "/tmp/b.duckdb"):
             raise RuntimeError("dbt failed to start")
     except RuntimeError:
         pass

@@ -38,7 +38,7 @@ from .matching import (
     retrieve_v4,
     task_index_key,
 )
-from .onet_tables import OnetTables, optional_table, title_frame
+from .onet_tables import OnetTables, title_frame
 from .prior import OccupationPrior, prior_key, training_texts
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
@@ -78,9 +78,9 @@ def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
     return training_texts(
         tasks,
         occupations,
-        optional_table(warehouse_db, "SELECT onet_soc_code, dwa_title FROM raw.onet_task_dwas", "onet_task_dwas"),
+        warehouse_db.query_if_exists("raw", "onet_task_dwas", "SELECT onet_soc_code, dwa_title FROM {table}"),
         title_frame(warehouse_db),
-        optional_table(warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills", "onet_technology_skills"),
+        warehouse_db.query_if_exists("raw", "onet_technology_skills", "SELECT onet_soc_code, example FROM {table}"),
     )
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .. import warehouse
 from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
 from .titles import title_rows
@@ -20,16 +19,11 @@ from .titles import title_rows
 FILES = {"tasks": "onet_tasks", "occupations": "onet_occupations", "titles": "onet_titles", "technology": "onet_technology"}
 
 
-def optional_table(warehouse_db: WarehouseResource, sql: str, table: str) -> pd.DataFrame | None:
-    with warehouse_db.connect() as con:
-        return con.execute(sql).df() if warehouse.table_exists(con, "raw", table) else None
-
-
 def title_frame(warehouse_db: WarehouseResource) -> pd.DataFrame:
     """Every title of every occupation (title_rows): O*NET's own, alternate and reported titles."""
     occupations = warehouse_db.query("SELECT onet_soc_code, title FROM raw.onet_occupations")
-    alternate = optional_table(warehouse_db, "SELECT onet_soc_code, alternate_title, short_title FROM raw.onet_alternate_titles", "onet_alternate_titles")
-    reported = optional_table(warehouse_db, "SELECT onet_soc_code, reported_title FROM raw.onet_reported_titles", "onet_reported_titles")
+    alternate = warehouse_db.query_if_exists("raw", "onet_alternate_titles", "SELECT onet_soc_code, alternate_title, short_title FROM {table}")
+    reported = warehouse_db.query_if_exists("raw", "onet_reported_titles", "SELECT onet_soc_code, reported_title FROM {table}")
     return title_rows(occupations, alternate, reported)
 
 
@@ -49,9 +43,7 @@ class OnetTables:
             tasks=warehouse_db.query("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements ORDER BY task_id"),
             occupations=warehouse_db.query("SELECT onet_soc_code, title, description FROM raw.onet_occupations ORDER BY onet_soc_code"),
             titles=title_frame(warehouse_db),
-            technology=optional_table(
-                warehouse_db, "SELECT onet_soc_code, example FROM raw.onet_technology_skills ORDER BY onet_soc_code, example", "onet_technology_skills"
-            ),
+            technology=warehouse_db.query_if_exists("raw", "onet_technology_skills", "SELECT onet_soc_code, example FROM {table} ORDER BY onet_soc_code, example"),
         )
 
     @classmethod

@@ -45,10 +45,6 @@ def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict]) 
     return rows
 
 
-def _read(con, sql: str, schema: str, table: str) -> pd.DataFrame | None:
-    return con.execute(sql.format(table=f"{schema}.{table}")).df() if warehouse.table_exists(con, schema, table) else None
-
-
 @dg.asset(
     key=[LABELING_SCHEMA, VALIDATION_TABLE],
     deps=[
@@ -70,7 +66,7 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         tasks = con.execute("SELECT task_id, onet_soc_code, task FROM raw.onet_task_statements").df()
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()
         crosswalk = con.execute("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk").df()
-        dwas = _read(con, "SELECT DISTINCT task_id, dwa_id FROM {table}", "raw", "onet_task_dwas")
+        dwas = warehouse.query_if_exists(con, "raw", "onet_task_dwas", "SELECT DISTINCT task_id, dwa_id FROM {table}")
     files = settings.partition_files  # every judge's labels, one file per benchmark (partition_files.py)
     labels = [files.query(labels_table(j), "SELECT * FROM {table}") for j in JUDGES]
     judgements = [files.query(judgements_table(j), "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'") for j in JUDGES]

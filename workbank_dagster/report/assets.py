@@ -93,7 +93,7 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
 def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> Path:
     """`dbt docs generate --static` into `target` (manifest.json, catalog.json): its one-file docs site."""
     args = ["docs", "generate", "--static", *dbt_vars_args(settings)]
-    with point_dbt_at({**settings.dbt_env, "WORKBANK_DUCKDB_PATH": str(warehouse_path)}):  # dbt's process starts, with the path, inside the block
+    with point_dbt_at(settings, warehouse_path):  # dbt's process starts, with the path, inside the block
         invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
     invocation.wait()
     static = target / "static_index.html"

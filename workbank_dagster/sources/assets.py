@@ -65,7 +65,7 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         recorded = load_memo.recorded_loads(context.instance, context.asset_key).get(load_memo.WHOLE_TABLE)
         frame, parsed, record = load_memo.reuse_or_parse(
             digest, recorded,
-            read_back=lambda: _kept_rows(warehouse_db, source.table),
+            read_back=lambda: warehouse_db.query_if_exists(RAW_SCHEMA, source.table, "SELECT * FROM {table}"),
             parse=lambda: source.read(path),
             write=lambda frame: _replace(warehouse_db, source.table, frame),
             source_file=source.path, source_bytes=path.stat().st_size,
@@ -83,12 +83,6 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         )
 
     return _load
-
-
-def _kept_rows(warehouse_db: WarehouseResource, table: str) -> pd.DataFrame | None:
-    """The rows an earlier load wrote, None where the warehouse no longer has the table."""
-    with warehouse_db.connect() as con:
-        return con.execute(f"SELECT * FROM {RAW_SCHEMA}.{warehouse.quote(table)}").df() if warehouse.table_exists(con, RAW_SCHEMA, table) else None
 
 
 def _replace(warehouse_db: WarehouseResource, table: str, frame: pd.DataFrame) -> None:

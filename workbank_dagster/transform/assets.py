@@ -61,7 +61,7 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
             output = context.assets_def.get_output_name_for_asset_key(asset_key)
             yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
         return
-    with point_dbt_at({**settings.dbt_env, "WORKBANK_DUCKDB_PATH": str(warehouse_db.path)}):  # dbt's process starts, with the path, inside the block
+    with point_dbt_at(settings, warehouse_db.path):  # dbt's process starts, with the path, inside the block
         invocation = dbt.cli(dbt_build_args(settings), context=context)
     try:
         yield from with_warehouse_metadata(invocation, warehouse_db, key)

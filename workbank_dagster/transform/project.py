@@ -186,10 +186,11 @@ def dbt_unit_test_args(settings: Settings) -> list[str]:
 
 
 @contextlib.contextmanager
-def point_dbt_at(dbt_env: Mapping[str, str]) -> Iterator[None]:
+def point_dbt_at(settings: Settings, warehouse_path: Path | str) -> Iterator[None]:
     """dbt runs in its own process and reads the warehouse path and the partition files' folder from
-    the environment (profiles.yml: `Settings.dbt_env`); start it (`dbt.cli(...)`) inside this block,
-    which sets those variables and gives the environment back as it found it when the block ends.
+    the environment (profiles.yml: `Settings.dbt_env`, with the run's warehouse resource's path);
+    start it (`dbt.cli(...)`) inside this block, which sets those variables and gives the
+    environment back as it found it when the block ends.
 
     The package's one write of the environment. dagster-dbt's `DbtCliResource.cli` copies the
     process's environment into dbt's when it starts it, and takes no `env` of its own: its
@@ -197,6 +198,7 @@ def point_dbt_at(dbt_env: Mapping[str, str]) -> Iterator[None]:
     which this is. The paths could travel in `--vars` instead, but the vars are part of every dbt
     step's key, and a copied data folder would then rebuild everything. It was a lasting write before
     (every later step of the process, and every process it started, inherited the path)."""
+    dbt_env = {**settings.dbt_env, "WORKBANK_DUCKDB_PATH": str(warehouse_path)}
     previous = {name: os.environ.get(name) for name in dbt_env}
     os.environ.update(dbt_env)
     try:
