@@ -211,6 +211,27 @@ def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, 
             assert mine[f"{half}:{name}"] == pytest.approx(run[(yardstick, half, benchmark, level, metric)], abs=1e-4), (half, name)
 
 
+def test_the_reference_set_is_the_hash_rule_over_the_run_s_prompts(pipeline_run):
+    """reference/reference_sample.jsonl is, per benchmark, the first 20 prompt ids of the run by a
+    salted SHA-256 (so not chosen by content), and reference_labels.jsonl labels exactly those."""
+    import json
+
+    from workbank_dagster.labeling.validation import reference_sample
+    from workbank_dagster.settings import REPO_ROOT
+
+    sample = [json.loads(line) for line in (REPO_ROOT / "reference" / "reference_sample.jsonl").read_text().splitlines()]
+    labeled = [json.loads(line) for line in (REPO_ROOT / "reference" / "reference_labels.jsonl").read_text().splitlines()]
+    assert [(r["benchmark"], r["prompt_id"]) for r in labeled] == [(r["benchmark"], r["prompt_id"]) for r in sample]
+    committed: dict[str, set[str]] = {}
+    for r in sample:
+        committed.setdefault(r["benchmark"], set()).add(r["prompt_id"])
+    prompts = pipeline_run["root"] / "data" / "partitions" / "benchmark_prompts"
+    for benchmark, ids in committed.items():
+        run_ids = pd.read_parquet(prompts / f"{benchmark}.parquet", columns=["prompt_id"])["prompt_id"].astype(str)
+        assert ids == set(reference_sample(benchmark, run_ids)), benchmark
+    assert len(sample) == 240 and len(committed) == 12
+
+
 def test_every_dbt_check_passed(pipeline_run, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", pipeline_run["env"]["DAGSTER_HOME"])
     instance = dg.DagsterInstance.get()

@@ -50,6 +50,8 @@ SPLIT_GROUP = {"gdpval": "occupation", "theagentcompany": "role"}
 SPLIT_SALT = "labels-dev-split-v1"
 HALVES = ("tune", "holdout")
 REFERENCE_SPLIT_SALT = "reference-split-v1"
+REFERENCE_SAMPLE_SALT = "reference-v1"
+REFERENCE_PER_BENCHMARK = 20
 Z95 = 1.959963984540054
 
 
@@ -65,6 +67,13 @@ def reference_halves(benchmarks: Iterable[str]) -> dict[str, str]:
     split 6 and 6 (a parity put 3 in tune). Made once and committed; `read_reference_split` reads it."""
     ranked = sorted(set(benchmarks), key=lambda b: hashlib.sha256(f"{REFERENCE_SPLIT_SALT}:{b}".encode()).hexdigest())
     return {b: ("tune" if i < len(ranked) // 2 else "holdout") for i, b in enumerate(ranked)}
+
+
+def reference_sample(benchmark: str, prompt_ids: Iterable[str], n: int = REFERENCE_PER_BENCHMARK) -> list[str]:
+    """The reference set's prompts of one benchmark: the first `n` ids by a SHA-256 of the salted
+    benchmark and id, so the sample is reproducible and not chosen by content. Growing `n` keeps
+    the earlier ones (96 prompts were labeled at 8 a benchmark, 144 added at 20)."""
+    return sorted(prompt_ids, key=lambda p: hashlib.sha256(f"{REFERENCE_SAMPLE_SALT}:{benchmark}:{p}".encode()).hexdigest())[:n]
 
 
 def read_reference_split(path: Path) -> dict[str, str]:
