@@ -15,14 +15,23 @@ Choose on the `tune` halves; the `holdout` halves are for reporting. Each varian
 v4 comes with a paired 95% interval over the same prompts (normal for top-1 shares, a bootstrap
 over prompts, 1,000 replicates, for micro precision).
 
-`--stability` also measures what the issue asks of a judge whose labels depend on sibling prompts:
-the share of a benchmark's prompts whose labels change when the other 10% of its prompts are added
-(every benchmark labeled without every eleventh prompt, by a hash of its id, then with them).
+`--stability` also measures, for v4 and v5, what the issue asks of a judge whose labels depend on
+sibling prompts: the share of a benchmark's prompts whose labels change when the other 10% of its
+prompts are added (every benchmark labeled without every eleventh prompt, by a hash of its id, then
+with them).
 
-Variants (a comma-separated list):
-- `v4`: judge v4 as the pipeline runs it;
+Variants (a comma-separated list; every other one is a change to v4, and each is compared with v4):
+- `v4`: judge v4, the default until #19;
+- `v5`: judge v5, the default (v4 with `norolecontext4`), as the pipeline runs it;
 - `contextW`: the benchmark-context weight set to W (v4: 1.0; `context0` without, `context-1`
   against the siblings' mean);
+- `norolecontextW`: the benchmark context weighs W for a prompt that states no role (1.0 for one
+  that does); `noroletasksW`: the task evidence weighs W × for a prompt that states no role;
+- `A+B`: variants A and B together (`norolecontext4+noroletasks1.5` was chosen on the `tune`
+  halves; its second part added nothing on the `holdout` halves, so v5 is `norolecontext4`);
+- `activityW`: for a prompt that states no role, W × the z-scored similarity of the prompt to the
+  detailed work activities (DWAs) of each occupation's tasks (mean of its 3 best), a signal of the
+  activity asked for rather than the domain;
 - `noabstain`: no prompt abstains (v4 lets at most 20% of a benchmark's prompts abstain);
 - `siblingwordsS`: words that at least S of a benchmark's prompts use, and that O*NET's task
   statements use at most S/4 as often ("owncloud", "rocketchat"), and URLs, taken out of the text
@@ -45,6 +54,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,8 +65,15 @@ from workbank_dagster.labeling import validation  # noqa: E402
 from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4  # noqa: E402
-from workbank_dagster.labeling.labels import EmbeddedPrompts, Embeddings, embed_prompts, judgement_rows, retrieve_narrowed  # noqa: E402
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5  # noqa: E402
+from workbank_dagster.labeling.labels import (  # noqa: E402
+    EmbeddedPrompts,
+    Embeddings,
+    OccupationKnowledge,
+    embed_prompts,
+    judgement_rows,
+    retrieve_narrowed,
+)
 from workbank_dagster.labeling.matching import LabelingRuntime, retrieval_options  # noqa: E402
 from workbank_dagster.labeling.onet_tables import OnetTables  # noqa: E402
 from workbank_dagster.labeling.text import without_urls  # noqa: E402
@@ -121,13 +138,44 @@ class Bench:
         self.embedded = embed_prompts(self.prompts, self.embeddings)
         self._task_words = None
 
-    def label(self, judge: EmbeddedJudgeV4, embedded: EmbeddedPrompts, task_words: float = 0.0) -> tuple[pd.DataFrame, pd.DataFrame, object]:
-        retrieved = retrieve_narrowed(embedded, self.index, self.knowledge, judge.narrowing, judge.evidence, **retrieval_options(self.settings))
+    def label(
+        self, judge: EmbeddedJudgeV4, embedded: EmbeddedPrompts, task_words: float = 0.0, activity: float = 0.0
+    ) -> tuple[pd.DataFrame, pd.DataFrame, object]:
+        knowledge = self._with_activity(embedded, activity) if activity else self.knowledge
+        retrieved = retrieve_narrowed(embedded, self.index, knowledge, judge.narrowing, judge.evidence, **retrieval_options(self.settings))
         if task_words:
             self._reorder_by_task_words(retrieved, task_words)
         decided = judge.select(retrieved.candidates, self.index, retrieved.prompts["benchmark"].tolist())
         labels, judgements = judgement_rows(retrieved, decided, judge.labeler)
         return labels, judgements, retrieved
+
+    def _with_activity(self, embedded: EmbeddedPrompts, weight: float) -> OccupationKnowledge:
+        """Judge knowledge whose score boosts also carry, for each prompt stating no role, `weight` ×
+        the z-scored similarity of the prompt to each occupation's detailed work activities (the
+        mean of its 3 most similar DWA titles, through O*NET's Tasks to DWAs)."""
+        links = self.warehouse.query("SELECT DISTINCT onet_soc_code, dwa_id, dwa_title FROM raw.onet_task_dwas")
+        dwas = sorted(set(links["dwa_id"]))
+        position = {d: i for i, d in enumerate(dwas)}
+        titles = dict(zip(links["dwa_id"], links["dwa_title"]))
+        vectors = self.embeddings.texts([titles[d] for d in dwas])
+        by_code = links.groupby("onet_soc_code")["dwa_id"].apply(lambda ids: np.array(sorted({position[d] for d in ids})))
+        similarity = embedded.vectors @ vectors.T
+        activity = np.zeros((len(similarity), len(self.index.occupation_codes)))
+        for o, code in enumerate(self.index.occupation_codes):
+            columns = by_code.get(code)
+            if columns is not None and len(columns):
+                block = similarity[:, columns]
+                activity[:, o] = (-np.partition(-block, 2, axis=1)[:, :3] if block.shape[1] > 3 else block).mean(axis=1)
+        activity = (activity - activity.mean(axis=1, keepdims=True)) / np.maximum(activity.std(axis=1, keepdims=True), 1e-12)
+        extra = sp.csr_matrix(weight * activity * (~embedded.has_role)[:, None])
+        evidence = self.knowledge.evidence
+
+        class WithActivity:
+            def boosts(self, texts, roles, weights):
+                boosts, records = evidence.boosts(texts, roles, weights)
+                return boosts + extra, records
+
+        return OccupationKnowledge(WithActivity(), self.knowledge.prior)
 
     def _reorder_by_task_words(self, retrieved, weight: float) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -241,6 +289,21 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
     """A variant's judge and its options (see the module docstring)."""
     if name == "v4":
         return base, {}
+    if name == "v5":
+        return EmbeddedJudgeV5(), {}
+    if "+" in name:
+        judge, options = base, {}
+        for part in name.split("+"):
+            changed, more = variant(base, part)
+            judge = replace(judge, narrowing=replace(judge.narrowing, **{k: v for k, v in vars(changed.narrowing).items() if v != vars(base.narrowing)[k]}))
+            options.update(more)
+        return judge, options
+    if name.startswith("norolecontext"):
+        return replace(base, narrowing=replace(base.narrowing, context_without_role=float(name.removeprefix("norolecontext")))), {}
+    if name.startswith("noroletasks"):
+        return replace(base, narrowing=replace(base.narrowing, tasks_without_role=float(name.removeprefix("noroletasks")))), {}
+    if name.startswith("activity"):
+        return base, {"activity": float(name.removeprefix("activity"))}
     if name.startswith("context"):
         return replace(base, narrowing=replace(base.narrowing, context=float(name.removeprefix("context")))), {}
     if name == "noabstain":
@@ -275,7 +338,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--cache-dir", type=Path, default=None)
-    parser.add_argument("--variants", default="v4,context0,context-1,noabstain,siblingwords0.2,siblingwords0.3,taskwords0.1,taskwords0.3")
+    parser.add_argument("--variants", default="v4,v5,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2")
     parser.add_argument("--stability", action="store_true")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
     args = parser.parse_args()
@@ -289,7 +352,7 @@ def main() -> None:
     for name in (["v4"] if "v4" not in names else []) + names:
         judge, options = variant(base_judge, name)
         embedded = bench.without_sibling_words(options["sibling_words"]) if "sibling_words" in options else bench.embedded
-        labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0))
+        labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0), options.get("activity", 0.0))
         outcomes[name] = bench.per_prompt(labels, judgements)
         results[name] = {"figures": figures(bench, outcomes[name]), "candidate_recall": candidate_recall(bench, retrieved)}
         if name != "v4":
@@ -304,8 +367,9 @@ def main() -> None:
         "variants": results,
     }
     if args.stability:
-        out["stability_v4"] = stability(bench, base_judge)
-        print("stability", json.dumps(out["stability_v4"]), flush=True)
+        for name in ("v4", "v5"):
+            out[f"stability_{name}"] = stability(bench, variant(base_judge, name)[0])
+            print(f"stability {name}", json.dumps(out[f"stability_{name}"]), flush=True)
     out["seconds"] = round(time.perf_counter() - started, 1)
     args.output.write_text(json.dumps(out, indent=2) + "\n")
 

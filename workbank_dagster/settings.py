@@ -31,8 +31,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # Labelers are spelled `method:model:template-version` (METHOD.md §3). The default is the embedded
-# judge v4; v3 runs beside it (same embeddings) and stays selectable.
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v4"
+# judge v5; v3 runs beside it (same embeddings) and stays selectable. v4 (v5 without its rule for
+# prompts that state no role) is measured beside v5 by bench/judge_variants.py, not run.
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v5"
+EMBEDDED_LABELER_V4 = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 # The embedded judges read a long prompt in windows of this many words (labeling/text.py); the report
 # says so. Part of the method, like the labeler's version, not a run setting.
@@ -121,7 +123,7 @@ class PipelineSettings(dg.ConfigurableResource):
     # METHOD.md §5-6.
     cluster_level: str = Field(default="major", description="METHOD.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
     min_prompts_per_task: int = Field(default=5, ge=1, description="METHOD.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
-    # Embedded judge (v4's own parameters, tuned on the `tune` half, are EmbeddedJudgeV4's defaults).
+    # Embedded judge (v5's own parameters, tuned on the `tune` halves, are EmbeddedJudgeV5's defaults).
     embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
     embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
     judge_occupations: int = Field(default=4, ge=1, description="Embedded judge v3: occupations labeled per prompt.")

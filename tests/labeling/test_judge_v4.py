@@ -243,6 +243,41 @@ def test_benchmark_context_leaves_the_prompt_out():
     assert np.allclose(got[2], 0.0)  # alone in its benchmark: no context
 
 
+def _narrowed_scores(index: TaskIndex, rows: PromptRows, narrowing: Narrowing) -> np.ndarray:
+    """Each prompt's occupation rank scores, in occupation order, with the benchmark context."""
+    groups = np.zeros(len(rows), dtype=np.int64)
+    context = BenchmarkContext(groups, index.context_sums(rows, groups, 1, narrowing=narrowing), np.array([len(rows)]))
+    candidates = index.retrieve(rows, n_occupations=4, narrowing=narrowing, context=context)
+    out = np.zeros((len(rows), 4))
+    np.put_along_axis(out, candidates.occupations, candidates.occupation_scores, axis=1)
+    return out
+
+
+def test_the_context_weighs_more_only_for_a_prompt_that_states_no_role():
+    """Judge v5: a prompt that states no role gets `context_without_role`; one that states a role is
+    narrowed exactly as by v4 (its scores to the bit), whatever its siblings do."""
+    index = _tiny_index()
+    # Three siblings near the Chief's tasks; the subject, twice, near the Sales Manager's: once
+    # stating no role, once stating one.
+    vectors = index.task_vectors[[0, 1, 2, 4, 4]]
+    has_role = np.array([False, False, False, False, True])
+    roles = [None, None, None, None, "sales manager"]
+    role_vectors = np.zeros_like(vectors)
+    role_vectors[4] = index.title_vectors[1]
+    rows = PromptRows([f"prompt {i}" for i in range(5)], vectors, role_vectors, has_role, roles, ["b"] * 5)
+    v4 = Narrowing(temperature=2.0, family=2.0, context=1.0)
+    v5 = Narrowing(temperature=2.0, family=2.0, context=1.0, context_without_role=4.0)
+    everyone = Narrowing(temperature=2.0, family=2.0, context=4.0)
+    assert v5.context_weights(has_role).ravel().tolist() == [4.0, 4.0, 4.0, 4.0, 1.0]
+    assert Narrowing(context=1.0).context_weights(has_role).ravel().tolist() == [1.0] * 5  # v4: unchanged
+    old, new, strong = (_narrowed_scores(index, rows, n) for n in (v4, v5, everyone))
+    assert np.array_equal(new[4], old[4])  # states a role: v4's scores
+    assert np.array_equal(new[:4], strong[:4]) and not np.allclose(new[3], old[3])  # states none: context 4 ×
+    # The siblings' shared occupation gains on the subject that states no role, and only there.
+    chief = 0
+    assert new[3, chief] - new[3].mean() > old[3, chief] - old[3].mean()
+
+
 # --- the O*NET prior ---------------------------------------------------------------------------------
 
 

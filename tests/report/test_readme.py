@@ -127,16 +127,25 @@ def test_the_int8_probe_is_judged_against_the_gate_from_its_figures():
 
 def test_the_judge_variants_are_written_from_their_file():
     figures = {f"{half}:{key}": 0.5 for half in ("tune", "holdout") for key, _ in readme.JUDGE_VARIANT_FIGURES}
-    variant = {"figures": {**figures, "labels_per_labeled_prompt": 2.5}, "candidate_recall": {"all": {"task": 0.3}}}
+    recall = {half: {"task": 0.3, "occupation": 0.6} for half in ("tune", "holdout", "all")}
+    variant = {"figures": {**figures, "labels_per_labeled_prompt": 2.5}, "candidate_recall": recall}
     variants = {
         "commit": "abc", "date": "d", "prompts": 3650, "benchmarks": ["a", "b"],
-        "variants": {"v4": variant, "context0": {**variant, "change_against_v4": {"holdout:reference_task_precision": [-0.01, -0.03, 0.01]}}},
+        "variants": {
+            "v4": variant,
+            "v5": {**variant, "candidate_recall": {**recall, "holdout": {"task": 0.35, "occupation": 0.7}},
+                   "change_against_v4": {"holdout:reference_task_precision": [-0.01, -0.03, 0.01]}},
+        },
         "stability_v4": {"share_changed_all": 0.005, "prompts_compared": 7042, "per_benchmark": {"a": 0.0, "b": 0.026}},
+        "stability_v5": {"share_changed_all": 0.012, "prompts_compared": 7042, "per_benchmark": {"a": 0.031, "b": 0.002}},
     }
     text = readme.judge_variants_text(variants)
-    assert "| reference task precision | 0.500 | 0.500 (-0.010; -0.030 to +0.010) |" in text
+    holdout = text[text.index("`holdout` halves"):]
+    assert "| reference task precision | 0.500 | 0.500 (-0.010; -0.030 to +0.010) |" in holdout
+    assert "| reference candidate recall, occupation | 0.600 | 0.700 |" in holdout
     assert "| TheAgentCompany family top-1 | 0.500 | 0.500 |" in text
-    assert "label sets of 0.5% of the 7,042 prompts labeled before change (most in b: 2.6%)" in text
+    assert "- `v4`: 0.5% of the 7,042 prompts labeled before change (most in b: 2.6%)" in text
+    assert "- `v5`: 1.2% of the 7,042 prompts labeled before change (most in a: 3.1%)" in text
 
 
 def test_a_not_e2e_figure_older_than_the_suite_run_names_its_own_commit():

@@ -31,11 +31,11 @@ from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, 
 from .matching import (
     LabelingRuntime,
     embedded_judge_v3,
-    embedded_judge_v4,
+    embedded_judge_v5,
     judge_v3_rows,
-    judge_v4_rows,
+    judge_v5_rows,
     retrieval_options,
-    retrieve_v4,
+    retrieve_v5,
     task_index_key,
 )
 from .onet_tables import OnetTables, title_frame
@@ -56,7 +56,7 @@ def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
 
 
-# --- judge v4's knowledge: titles, technology, the O*NET prior -------------------------------------
+# --- judge v5 (and v4)'s knowledge: titles, technology, the O*NET prior -------------------------------------
 PRIOR_FILE = "occupation_prior.npz"
 
 
@@ -85,7 +85,7 @@ def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
 
 
 def load_knowledge(onet: OnetTables, index: TaskIndex, runtime: LabelingRuntime, settings: Settings) -> OccupationKnowledge:
-    """Titles, technology and the prior of judge v4, built once per run (in `runtime`) for given inputs."""
+    """Titles, technology and the prior of judge v5, built once per run (in `runtime`) for given inputs."""
     titles, technology = onet.titles, onet.technology
     path = prior_path(settings)
     if not path.is_file():
@@ -136,6 +136,23 @@ def write_partitions(files: PartitionFiles, judge: str, labeler: str, keys: list
             files.write(table, key, mine)
 
 
+def drop_retired_labelers(files: PartitionFiles, judge: str, running: set[str], keys: list[str]) -> list[str]:
+    """Take the rows of labelers this judge's asset no longer runs (v4, once v5 replaced it) out of
+    these benchmarks' files, so a run's tables hold only what its code makes; the labelers dropped."""
+    dropped: set[str] = set()
+    for table in (labels_table(judge), judgements_table(judge)):
+        for key in keys:
+            path = files.path(table, key)
+            if not path.is_file():
+                continue
+            rows = pd.read_parquet(path)
+            retired = ~rows["labeler"].isin(running)
+            if retired.any():
+                dropped |= set(rows.loc[retired, "labeler"])
+                files.write(table, key, rows[~retired].reset_index(drop=True))
+    return sorted(dropped)
+
+
 def _specs(judge: str) -> list[dg.AssetSpec]:
     common = {"group_name": "labeling", "kinds": {"python", "parquet"}, "owners": ["team:labeling"]}
     return [
@@ -155,7 +172,7 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
             deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
             description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, out_of_candidates, failed or unlabeled, with "
             "the reason (low confidence, a prompt not in English, a request that failed), the number of labels and the "
-            "judge's confidence (judge v4: the probability of its best occupation).",
+            "judge's confidence (judge v5: the probability of its best occupation).",
             **common,
         ),
     ]
@@ -226,7 +243,7 @@ def task_index(
         for table in ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
     ],
     **warehouse_step("labeling", "team:labeling", "python", "scikit-learn"),
-    description="Judge v4's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
+    description="Judge v5's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the fingerprint of its code, "
     "the embedding and the training texts (labeling/prior.py, prior_key).",
@@ -288,11 +305,11 @@ def occupation_prior(
     name="embedded_judge_labels",
 )
 def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings):
-    """Judges v4 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
+    """Judges v5 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
     settings = pipeline_settings.resolve()
     started = time.perf_counter()
     embeddings = labeling_runtime.embeddings(settings, context)
-    v3, v4 = embedded_judge_v3(settings), embedded_judge_v4()
+    v3, v5 = embedded_judge_v3(settings), embedded_judge_v5()
     keys = list(context.partition_keys)
     files = settings.partition_files
     onet = OnetTables.from_files(files)
@@ -303,24 +320,25 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     prior_sha = prior_inputs_sha256(settings)
     inputs = {
         v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
-        v4.labeler: embedded_inputs(settings, v4.labeler, {**v4.describe(), "prior": prior_sha}, index_key, prompts, keys),
+        v5.labeler: embedded_inputs(settings, v5.labeler, {**v5.describe(), "prior": prior_sha}, index_key, prompts, keys),
     }
     recorded = recorded_inputs(context.instance, keys)
     present = judged_partitions(files, keys)
     stale = {
         labeler: [k for k in keys if recorded.get(k, {}).get(labeler) != inputs[labeler][k] or (k, labeler) not in present] for labeler in inputs
     }
-    relabel = sorted(set(stale[v3.labeler]) | set(stale[v4.labeler]))
+    relabel = sorted(set(stale[v3.labeler]) | set(stale[v5.labeler]))
     if relabel:
         index = labeling_runtime.task_index(onet, embeddings)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
             write_partitions(files, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
-        if stale[v4.labeler]:
+        if stale[v5.labeler]:
             knowledge = load_knowledge(onet, index, labeling_runtime, settings)
-            labels, judgements = judge_v4_rows(_subset(embedded, stale[v4.labeler]), index, knowledge, settings, progress=embeddings.progress)
-            write_partitions(files, "embedded", v4.labeler, stale[v4.labeler], labels, judgements)
+            labels, judgements = judge_v5_rows(_subset(embedded, stale[v5.labeler]), index, knowledge, settings, progress=embeddings.progress)
+            write_partitions(files, "embedded", v5.labeler, stale[v5.labeler], labels, judgements)
+    retired = drop_retired_labelers(files, "embedded", set(inputs), keys)
     labels, judgements = read_partitions(files, "embedded", None, keys)
     per_labeler = {
         labeler: {
@@ -330,20 +348,21 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
         }
         for labeler in inputs
     }
-    mine = judgements[judgements["labeler"] == v4.labeler]
+    mine = judgements[judgements["labeler"] == v5.labeler]
     yield from _results(
         "embedded",
-        labels[labels["labeler"] == v4.labeler],
+        labels[labels["labeler"] == v5.labeler],
         mine,
         {
-            "labeler": v4.labeler,
+            "labeler": v5.labeler,
             "labelers": dg.MetadataValue.json(per_labeler),
-            "selection_rule": dg.MetadataValue.json(v4.describe()),
+            "selection_rule": dg.MetadataValue.json(v5.describe()),
             "abstained": int((mine["status"] == "abstained").sum()),
             # What each benchmark's labels were made from, per labeler: the next run keeps the
             # labels of a benchmark whose key is unchanged (and whose rows are still there).
             INPUTS_METADATA: dg.MetadataValue.json({k: {labeler: inputs[labeler][k] for labeler in inputs} for k in keys}),
             RECOMPUTED_METADATA: dg.MetadataValue.json(relabel),  # the benchmarks labeled again; the others kept theirs
+            "retired_labelers_dropped": dg.MetadataValue.json(retired),
             "chunks": embeddings.stats["chunks"],
             "embedded_now": embeddings.store.misses,
             "from_cache": embeddings.store.hits,
@@ -380,7 +399,7 @@ def prior_inputs_sha256(settings) -> str:
 def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
     """Per benchmark, a SHA-256 of everything its embedded labels depend on.
 
-    A benchmark's v4 labels also depend on every other prompt of the same benchmark (the benchmark
+    A benchmark's v5 labels also depend on every other prompt of the same benchmark (the benchmark
     context), which its prompt list below covers."""
     common = hashlib.sha256(code_sha256(__name__).encode())  # this step's code and every project module it imports
     common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
@@ -427,9 +446,9 @@ class LLMLabelsConfig(dg.Config):
 
 
 def llm_candidates(onet: OnetTables, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime) -> Retrieved:
-    """The LLM judge's candidates: judge v4's retrieval (family first, titles, technology, prior,
+    """The LLM judge's candidates: judge v5's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v4(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
+    return retrieve_v5(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:

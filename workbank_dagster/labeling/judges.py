@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3
+from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4
 from .evidence import EvidenceWeights
 from .retrieval import Candidates, Narrowing, TaskIndex
 
@@ -93,7 +93,7 @@ class EmbeddedJudgeV4:
     abstain_below: float = 0.05
     max_abstain_share: float = 0.2
     min_similarity: float = 0.2
-    labeler: str = EMBEDDED_LABELER
+    labeler: str = EMBEDDED_LABELER_V4
 
     def select(self, candidates: Candidates, index: TaskIndex, groups: list[str]) -> list[Judgement]:
         """One judgement per prompt; `groups[i]` is prompt i's benchmark (the abstention cap is per benchmark)."""
@@ -165,3 +165,20 @@ class EmbeddedJudgeV4:
             "max_abstain_share": self.max_abstain_share,
             "min_similarity": self.min_similarity,
         }
+
+
+@dataclass(frozen=True)
+class EmbeddedJudgeV5(EmbeddedJudgeV4):
+    """Judge v4's selection, over retrieval that reads a prompt stating no role differently (the default).
+
+    Most benchmarks state no role (SWE-bench, OSWorld, tau-bench...), and there v4 followed the
+    domain a prompt is dressed in (a radiology dataset, a bank's customers, an airline) rather than
+    the work it asks for, which its siblings share. For a prompt that states no role, decided per
+    prompt, v5 weighs the benchmark context 4 × (`Narrowing.context_without_role`; v4: 1 ×); a prompt
+    that states one is narrowed exactly as by v4. Chosen on the `tune` halves of labels_dev and the
+    reference set; a second option chosen with it there (the task evidence 1.5 × for such prompts)
+    added nothing on the `holdout` halves and was left out (bench/judge_variants.py, docs/labeling.md).
+    """
+
+    narrowing: Narrowing = Narrowing(temperature=2.0, family=2.0, prior=0.2, context=1.0, context_without_role=4.0)
+    labeler: str = EMBEDDED_LABELER

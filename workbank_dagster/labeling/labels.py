@@ -120,13 +120,13 @@ def retrieve_narrowed(
     embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, narrowing: Narrowing, evidence: EvidenceWeights, **options
 ) -> Retrieved:
     """Candidates ranked family first with titles, technology, the O*NET prior and the benchmark
-    context (judge v4, and the LLM judge's candidates). The benchmark context is taken over the
+    context (judges v4 and v5, and the LLM judge's candidates). The benchmark context is taken over the
     prompts given, by benchmark: give every prompt of each benchmark at once."""
     texts = embedded.prompts["prompt"].tolist()
     boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
     common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior, progress=options.pop("progress", None))
     context = None
-    if narrowing.context:
+    if narrowing.uses_context:
         names = sorted(set(embedded.prompts["benchmark"]))
         groups = np.array([names.index(b) for b in embedded.prompts["benchmark"]], dtype=np.int64)
         sums = index.context_sums(embedded.rows(), groups, len(names), **common)

@@ -160,7 +160,7 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Narrowing:
-    """How judge v4 turns evidence into an occupation order: family first, then occupations.
+    """How judges v4 and v5 turn evidence into an occupation order: family first, then occupations.
 
     The hybrid score gets the prior's log-probabilities (weight `prior`) and the title and
     technology boosts (already weighted, one sparse row per prompt); a softmax at `temperature`
@@ -173,12 +173,29 @@ class Narrowing:
     customer) that each dresses in a different domain (a florist's website, an airline), and the
     mean over the suite brings the shared activity out. It uses other prompts' texts, never a
     benchmark's name or labels.
+
+    A prompt that states no role ("You are a property manager…") has no direct evidence of its
+    occupation, and its domain words (a radiology dataset, an NFL game) compete with the activity it
+    asks for. For such a prompt, decided per prompt from whether it states a role, the benchmark
+    context gets weight `context_without_role` (None: `context`) and the task evidence (the mean
+    similarity of its best task statements) `tasks_without_role` × its usual weight (judge v5).
     """
 
     temperature: float = 1.0
     family: float = 1.0
     prior: float = 0.0
     context: float = 0.0
+    context_without_role: float | None = None
+    tasks_without_role: float = 1.0
+
+    @property
+    def uses_context(self) -> bool:
+        return bool(self.context or self.context_without_role)
+
+    def context_weights(self, has_role: np.ndarray) -> np.ndarray:
+        """The benchmark context's weight for each prompt (a column)."""
+        without = self.context if self.context_without_role is None else self.context_without_role
+        return np.where(has_role, self.context, without)[:, None]
 
 
 class TaskIndex:
@@ -228,13 +245,15 @@ class TaskIndex:
             out[:, o] = block.mean(axis=1)
         return out
 
-    def _scores(self, block: PromptRows):
-        """Prompt-task similarities and the hybrid occupation score of a block of prompts."""
+    def _scores(self, block: PromptRows, tasks_without_role: float = 1.0):
+        """Prompt-task similarities and the hybrid occupation score of a block of prompts; the task
+        evidence of a prompt that states no role weighs `tasks_without_role` times as much."""
         texts, vectors, role_vectors, role_mask, roles = block.texts, block.vectors, block.role_vectors, block.has_role, block.roles
         sims = vectors @ self.task_vectors.T
         lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
+        tasks_weight = WEIGHTS["tasks"] * (np.where(role_mask, 1.0, tasks_without_role)[:, None] if tasks_without_role != 1.0 else 1.0)
         score = (
-            WEIGHTS["tasks"] * _zscore(self._task_evidence(sims))
+            tasks_weight * _zscore(self._task_evidence(sims))
             + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
             + WEIGHTS["lexical"] * _zscore(lexical)
         )
@@ -274,7 +293,7 @@ class TaskIndex:
         meter = _meter(progress, "benchmark context", len(prompts))
         for rows in prompts.blocks(chunk):
             vectors = prompts.vectors[rows]
-            _, score = self._scores(prompts[rows])
+            _, score = self._scores(prompts[rows], narrowing.tasks_without_role)
             np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
             meter.update(len(vectors))
         meter.close()
@@ -306,15 +325,15 @@ class TaskIndex:
         scores = np.zeros((n_prompts, n_best))
         probability = np.zeros((n_prompts, n_best)) if narrowing else None
         family_probability = np.zeros(n_prompts) if narrowing else None
-        meter = _meter(progress, "retrieval" + (" (judge v4)" if narrowing else ""), n_prompts)
+        meter = _meter(progress, "retrieval" + (" (judge v4, v5)" if narrowing else ""), n_prompts)
         for rows in prompts.blocks(chunk):
             start = rows.start
             vectors = prompts.vectors[rows]
-            sims, score = self._scores(prompts[rows])
+            sims, score = self._scores(prompts[rows], narrowing.tasks_without_role if narrowing is not None else 1.0)
             if narrowing is not None:
                 score = self._evidence(score, vectors, rows, narrowing, boosts, prior)
-                if context is not None and narrowing.context:
-                    score = score + narrowing.context * context.of(score, rows)
+                if context is not None and narrowing.uses_context:
+                    score = score + narrowing.context_weights(prompts.has_role[rows]) * context.of(score, rows)
                 occupation_p, family_p = self._narrow(score, narrowing)
                 ranked = score + narrowing.family * np.log(np.maximum(family_p[:, self.occupation_family], 1e-12))
                 order = np.argsort(-ranked, axis=1, kind="stable")[:, :n_occupations]

@@ -525,13 +525,16 @@ JUDGE_VARIANT_FIGURES = (
     ("reference_occupation_precision", "reference occupation precision"),
     ("reference_family_precision", "reference family precision"),
     ("reference_task_precision", "reference task precision"),
+    ("reference_occupation_recall", "reference occupation recall"),
+    ("reference_family_recall", "reference family recall"),
+    ("reference_task_recall", "reference task recall"),
 )
 
 
 def judge_variants_text(variants: dict) -> str:
-    """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 on the `tune`
-    halves (where one chooses), then its paired change against v4 on the `holdout` halves, and the
-    stability of v4's labels."""
+    """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 (v5 among them)
+    on the `tune` halves (where one chooses), then its paired change against v4 on the `holdout`
+    halves, the candidates' recall on each, and the stability of v4's and v5's labels."""
     names = list(variants["variants"])
     tune_rows, holdout_rows = [], []
     for key, label in JUDGE_VARIANT_FIGURES:
@@ -542,8 +545,9 @@ def judge_variants_text(variants: dict) -> str:
             change = variants["variants"][n].get("change_against_v4", {}).get(f"holdout:{key}")
             cells.append(num(value, 3) + (f" ({change[0]:+.3f}; {change[1]:+.3f} to {change[2]:+.3f})" if change else ""))
         holdout_rows.append(cells)
-    recall = [num(variants["variants"][n]["candidate_recall"]["all"]["task"], 3) for n in names]
-    tune_rows.append(["reference candidate recall, task (all)", *recall])
+    for half, rows in (("tune", tune_rows), ("holdout", holdout_rows)):
+        for level in ("task", "occupation"):
+            rows.append([f"reference candidate recall, {level}", *(num(variants["variants"][n]["candidate_recall"][half][level], 3) for n in names)])
     tune_rows.append(["labels per labeled prompt (these benchmarks)", *(num(variants["variants"][n]["figures"]["labels_per_labeled_prompt"], 2) for n in names)])
     header = ["", *(f"`{n}`" for n in names)]
     text = (
@@ -553,14 +557,15 @@ def judge_variants_text(variants: dict) -> str:
         + "\n`holdout` halves, for reporting only: each figure, then its paired change against `v4` on the same prompts and a 95% interval:\n\n"
         + _table(header, holdout_rows)
     )
-    stability = variants.get("stability_v4")
-    if stability:
-        worst = max(stability["per_benchmark"].items(), key=lambda item: item[1])
-        text += (
-            f"\nStability of `v4`: when the last eleventh of each benchmark's prompts is added, the label sets of "
-            f"{pct(stability['share_changed_all'])} of the {num(stability['prompts_compared'])} prompts labeled before change "
-            f"(most in {worst[0]}: {pct(worst[1])}).\n"
-        )
+    measured = [(name.removeprefix("stability_"), value) for name, value in variants.items() if name.startswith("stability_")]
+    if measured:
+        text += "\nStability: when the last eleventh of each benchmark's prompts is added, the label sets of\n\n"
+        for name, stability in measured:
+            worst = max(stability["per_benchmark"].items(), key=lambda item: item[1])
+            text += (
+                f"- `{name}`: {pct(stability['share_changed_all'])} of the {num(stability['prompts_compared'])} prompts labeled before change "
+                f"(most in {worst[0]}: {pct(worst[1])});\n"
+            )
     return text
 
 
