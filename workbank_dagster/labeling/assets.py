@@ -136,12 +136,14 @@ def write_partitions(files: PartitionFiles, judge: str, labeler: str, keys: list
             files.write(table, key, mine)
 
 
-def drop_retired_labelers(files: PartitionFiles, judge: str, running: set[str], keys: list[str]) -> list[str]:
+def drop_retired_labelers(files: PartitionFiles, judge: str, running: set[str], present: set[tuple[str, str]]) -> list[str]:
     """Take the rows of labelers this judge's asset no longer runs (v4, once v5 replaced it) out of
-    these benchmarks' files, so a run's tables hold only what its code makes; the labelers dropped."""
+    the files of the benchmarks that have them (`present`: their (benchmark, labeler) pairs), so a
+    run's tables hold only what its code makes; the labelers dropped."""
     dropped: set[str] = set()
+    stale = sorted({key for key, labeler in present if labeler not in running})
     for table in (labels_table(judge), judgements_table(judge)):
-        for key in keys:
+        for key in stale:
             path = files.path(table, key)
             if not path.is_file():
                 continue
@@ -338,7 +340,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
             knowledge = load_knowledge(onet, index, labeling_runtime, settings)
             labels, judgements = judge_v5_rows(_subset(embedded, stale[v5.labeler]), index, knowledge, settings, progress=embeddings.progress)
             write_partitions(files, "embedded", v5.labeler, stale[v5.labeler], labels, judgements)
-    retired = drop_retired_labelers(files, "embedded", set(inputs), keys)
+    retired = drop_retired_labelers(files, "embedded", set(inputs), present)
     labels, judgements = read_partitions(files, "embedded", None, keys)
     per_labeler = {
         labeler: {
