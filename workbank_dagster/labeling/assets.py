@@ -56,7 +56,7 @@ def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
 
 
-# --- judge v5 (and v4)'s knowledge: titles, technology, the O*NET prior -------------------------------------
+# --- the narrowing judges' (v4, v5) knowledge: titles, technology, the O*NET prior ---------------------
 PRIOR_FILE = "occupation_prior.npz"
 
 

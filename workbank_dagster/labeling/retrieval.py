@@ -177,8 +177,9 @@ class Narrowing:
     A prompt that states no role ("You are a property manager…") has no direct evidence of its
     occupation, and its domain words (a radiology dataset, an NFL game) compete with the activity it
     asks for. For such a prompt, decided per prompt from whether it states a role, the benchmark
-    context gets weight `context_without_role` (None: `context`) and the task evidence (the mean
-    similarity of its best task statements) `tasks_without_role` × its usual weight (judge v5).
+    context gets weight `context_without_role` (None: `context`; judge v5: 4) and the task evidence
+    (the mean similarity of its best task statements) `tasks_without_role` × its usual weight (1 in
+    every judge; bench/judge_variants.py measures other values).
     """
 
     temperature: float = 1.0
