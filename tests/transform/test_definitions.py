@@ -7,6 +7,7 @@ import json
 import dagster as dg
 import pytest
 
+from workbank_dagster.automation import LLM_ASSETS, PARTITION_KEYS
 from workbank_dagster.definitions import defs
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.transform.project import dbt_build_args
@@ -68,11 +69,24 @@ def test_dbt_tests_are_asset_checks():
 
 def test_partitioned_assets_use_benchmarks_partitions_and_single_run_backfills():
     graph = _graph()
-    for key in (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "embedded_labels"]):
+    for key in PARTITION_KEYS:
         node = graph.get(dg.AssetKey(key))
         assert isinstance(node.partitions_def, dg.DynamicPartitionsDefinition)
         assert node.partitions_def.name == "benchmarks"
         assert node.backfill_policy == dg.BackfillPolicy.single_run()
+
+
+def test_the_partition_job_selects_every_benchmark_partitioned_asset_but_the_llm_judge_s():
+    """automation.PARTITION_KEYS is written out by hand: an asset partitioned by benchmark that it
+    misses would never be built by job benchmark_partitions, the sensor or a backfill."""
+    graph = _graph()
+    partitioned = {
+        key for key in graph.get_all_asset_keys()
+        if graph.get(key).is_materializable and graph.get(key).partitions_def is not None and graph.get(key).partitions_def.name == "benchmarks"
+    }
+    llm = LLM_ASSETS.resolve(graph)
+    assert llm and llm <= partitioned
+    assert {dg.AssetKey(key) for key in PARTITION_KEYS} == partitioned - llm
 
 
 def test_partitioned_steps_stay_out_of_the_warehouse_pool():
