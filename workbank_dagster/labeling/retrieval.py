@@ -252,7 +252,7 @@ class TaskIndex:
         texts, vectors, role_vectors, role_mask, roles = block.texts, block.vectors, block.role_vectors, block.has_role, block.roles
         sims = vectors @ self.task_vectors.T
         lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
-        tasks_weight = WEIGHTS["tasks"] * (np.where(role_mask, 1.0, tasks_without_role)[:, None] if tasks_without_role != 1.0 else 1.0)
+        tasks_weight = WEIGHTS["tasks"] * np.where(role_mask, 1.0, tasks_without_role)[:, None]  # × 1.0 leaves a score's bits
         score = (
             tasks_weight * _zscore(self._task_evidence(sims))
             + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
