@@ -48,15 +48,30 @@ def test_slots_of_ended_runs_are_freed_and_live_ones_kept(tmp_path, monkeypatch)
 HOLDER = REPO_ROOT / "tests" / "support" / "slot_holder.py"
 
 
+def holder_run_id(text: str) -> str | None:
+    """The run id the slot holder printed, or None yet. Its line shares the file with Dagster's log
+    on stderr, and a log line can land between the id and its newline: read the id by its form."""
+    held = re.search(r"holding ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", text)
+    return held.group(1) if held else None
+
+
+def test_the_holder_s_run_id_is_read_when_a_log_line_lands_inside_its_line():
+    """As a clean-clone CI wrote it: the STEP_START line between the id and the print's newline."""
+    text = ("holding 5a45f003-dfd3-4a1a-a751-ee3b107de7c72026-12-04 04:33:52 +0000 - dagster - DEBUG - __ephemeral_asset_job__ - "
+            '5a45f003-dfd3-4a1a-a751-ee3b107de7c7 - 17925 - test__slot_holder - STEP_START - Started execution of step "test__slot_holder".\n\n')
+    assert holder_run_id(text) == "5a45f003-dfd3-4a1a-a751-ee3b107de7c7"
+    assert holder_run_id("2026-12-04 04:33:52 +0000 - dagster - DEBUG - RUN_START\n") is None
+
+
 def _start_holder(home, log):
     """A real run (tests/support/slot_holder.py) that holds the `warehouse` slot; its run id."""
     process = subprocess.Popen([sys.executable, str(HOLDER)], env={**os.environ, "DAGSTER_HOME": str(home)},
                                stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        held = re.search(r"holding (\S+)", log.read_text())
+        held = holder_run_id(log.read_text())
         if held:
-            return process, held.group(1)
+            return process, held
         assert process.poll() is None, log.read_text()[-3000:]
         time.sleep(0.2)
     raise AssertionError("the holder never took the slot: " + log.read_text()[-3000:])
