@@ -37,7 +37,14 @@ Variants (a comma-separated list; every other one is a change to v4, and each is
   statements use at most S/4 as often ("owncloud", "rocketchat"), and URLs, taken out of the text
   that the lexical and title/technology evidence read (the vectors are the prompts' own);
 - `taskwordsL`: inside the chosen occupations, candidate tasks ordered by cosine + L × TF-IDF
-  similarity of prompt and task statement.
+  similarity of prompt and task statement;
+- `distinctS`: what the prompt says once the shared boilerplate is taken out: the sentences that at
+  least S of its benchmark's prompts (and at least 3) repeat word for word are dropped, and the rest
+  (when something was dropped and 5 words or more remain) is what retrieval reads and embeds;
+- `requestL`: the activity a prompt asks for: its sentences that ask for something ("your task",
+  "please", "can you", "I need", or a sentence opening with an imperative verb: write, predict,
+  calculate, fix…) embedded apart, and the prompt's vector moved towards them, v + L × v_request
+  (normalised), where the prompt has such sentences and others.
 """
 
 from __future__ import annotations
@@ -81,6 +88,14 @@ from workbank_dagster.resources import Warehouse  # noqa: E402
 from workbank_dagster.settings import PipelineSettings  # noqa: E402
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+REQUEST = re.compile(
+    r"\b(your (?:task|goal|job)|you (?:are|will|need|must|should|have to) (?:asked|required|to|be)|please|can you|could you"
+    r"|i need|i want|we need|(?:^|\. )(?:write|create|build|predict|find|calculate|compute|identify|determine|prepare|draft"
+    r"|generate|list|return|provide|analy[sz]e|implement|fix|update|design|summari[sz]e|estimate|classify|develop|make|add"
+    r"|remove|change|set|open|send|schedule|review|check))\b",
+    re.I,
+)
 REPLICATES = 1000
 FIGURES = {
     # name → (yardstick, subset, benchmark, level, metric)
@@ -211,6 +226,42 @@ class Bench:
             texts.extend(_without_words(text, shared) for text in group["prompt"])
         return replace(self.embedded, prompts=prompts.assign(prompt=texts))
 
+    def with_distinct_text(self, share: float) -> EmbeddedPrompts:
+        """The embedded prompts as `distinctS` reads them (see above): text and vector of what is left
+        once the sentences that the benchmark's prompts repeat are dropped."""
+        prompts = self.embedded.prompts
+        texts = prompts["prompt"].tolist()
+        changed = []
+        for _, group in prompts.groupby("benchmark", sort=False):
+            split = {i: [s for s in SENTENCE_END.split(texts[i]) if s.strip()] for i in group.index}
+            repeats = Counter(s for sentences in split.values() for s in set(sentences))
+            bar = max(3, share * len(group))
+            for i, sentences in split.items():
+                kept = [s for s in sentences if repeats[s] < bar]
+                if len(kept) < len(sentences) and len(" ".join(kept).split()) >= 5:
+                    texts[i] = " ".join(kept)
+                    changed.append(i)
+        vectors = self.embedded.vectors.copy()
+        if changed:
+            vectors[changed] = self.embeddings.prompts([texts[i] for i in changed])[0]
+        return replace(self.embedded, prompts=prompts.assign(prompt=texts), vectors=vectors)
+
+    def with_request(self, weight: float) -> EmbeddedPrompts:
+        """The embedded prompts as `requestL` reads them (see above): each vector moved towards the
+        embedding of the prompt's sentences that ask for something."""
+        rows, requests = [], []
+        for i, text in enumerate(self.embedded.prompts["prompt"]):
+            sentences = SENTENCE_END.split(text)
+            asking = [s for s in sentences if REQUEST.search(s)]
+            if asking and len(asking) < len(sentences):
+                rows.append(i)
+                requests.append(" ".join(asking))
+        vectors = self.embedded.vectors.copy()
+        if rows:
+            moved = vectors[rows] + weight * self.embeddings.prompts(requests)[0]
+            vectors[rows] = moved / np.linalg.norm(moved, axis=1, keepdims=True)
+        return replace(self.embedded, vectors=vectors)
+
     def per_prompt(self, labels: pd.DataFrame, judgements: pd.DataFrame) -> dict:
         """Per-prompt outcomes for the paired comparisons: top-1 hits (labels_dev) and, per reference
         prompt, (true positives, predicted, true) at each level."""
@@ -312,6 +363,10 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
         return base, {"sibling_words": float(name.removeprefix("siblingwords"))}
     if name.startswith("taskwords"):
         return base, {"task_words": float(name.removeprefix("taskwords"))}
+    if name.startswith("distinct"):
+        return base, {"distinct": float(name.removeprefix("distinct"))}
+    if name.startswith("request"):
+        return base, {"request": float(name.removeprefix("request"))}
     raise SystemExit(f"unknown variant {name!r}")
 
 
@@ -338,7 +393,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--cache-dir", type=Path, default=None)
-    parser.add_argument("--variants", default="v4,v5,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2")
+    parser.add_argument("--variants", default="v4,v5,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2,norolecontext4+distinct0.2,norolecontext4+request0.5")
     parser.add_argument("--stability", action="store_true")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
     args = parser.parse_args()
@@ -351,7 +406,15 @@ def main() -> None:
     names = args.variants.split(",")
     for name in (["v4"] if "v4" not in names else []) + names:
         judge, options = variant(base_judge, name)
-        embedded = bench.without_sibling_words(options["sibling_words"]) if "sibling_words" in options else bench.embedded
+        embedded = bench.embedded
+        if sum(key in options for key in ("sibling_words", "distinct", "request")) > 1:
+            raise SystemExit(f"{name}: siblingwords, distinct and request each rewrite the prompts; combine at most one")
+        if "sibling_words" in options:
+            embedded = bench.without_sibling_words(options["sibling_words"])
+        if "distinct" in options:
+            embedded = bench.with_distinct_text(options["distinct"])
+        if "request" in options:
+            embedded = bench.with_request(options["request"])
         labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0), options.get("activity", 0.0))
         outcomes[name] = bench.per_prompt(labels, judgements)
         results[name] = {"figures": figures(bench, outcomes[name]), "candidate_recall": candidate_recall(bench, retrieved)}
