@@ -21,6 +21,9 @@ from workbank_dagster.settings import REPO_ROOT, default_source_dir
 # OpenAI-compatible server, the browser driver, the run helpers) is in tests/support.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
+import shared_guard  # noqa: E402  (tests/support, put on the path above)
+
+SHARED_FILES = pytest.StashKey[dict]()
 SOURCE_DIR = Path(os.environ["WORKBANK_SOURCE_DIR"]).resolve() if os.environ.get("WORKBANK_SOURCE_DIR") else default_source_dir()
 ARTIFACTS = REPO_ROOT / "test-artifacts"
 
@@ -55,8 +58,29 @@ def pytest_configure(config) -> None:
 
 
 def pytest_sessionstart(session) -> None:
-    """Logs and screenshots go to test-artifacts/, whichever test (and worker) writes first."""
+    """Logs and screenshots go to test-artifacts/, whichever test (and worker) writes first. The
+    session (the controller, under xdist) records the shared data folder's files, to check at its end
+    that no test wrote into it (shared_guard)."""
     ARTIFACTS.mkdir(exist_ok=True)
+    if not hasattr(session.config, "workerinput") and SOURCE_DIR is not None and SOURCE_DIR.is_dir():
+        session.config.stash[SHARED_FILES] = shared_guard.snapshot(SOURCE_DIR)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    """The session fails if any file of the shared data folder was added, removed or modified."""
+    before = session.config.stash.get(SHARED_FILES, None)
+    if before is None:
+        return
+    changed = shared_guard.changes(before, SOURCE_DIR)
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = f"the tests changed the shared data folder {SOURCE_DIR}, which they must only read:\n  " + "\n  ".join(changed)
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(message, red=True, bold=True)
+        else:
+            print(message, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # The fixtures that run the whole pipeline (`make run`'s command, in a subprocess): a test that
