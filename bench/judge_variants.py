@@ -1,7 +1,7 @@
 """Variants of judge v4 scored on both halves of both yardsticks, from a finished run's data folder.
 
     python bench/judge_variants.py DATA_DIR [--cache-dir DIR] [--variants v4,context0,...] [--stability]
-                                   [--output bench/judge_variants.json]
+                                   [--search] [--output bench/judge_variants.json]
 
 DATA_DIR is a run's data folder (`make run` writes `data/`): its warehouse (the O*NET tables and the
 benchmark prompts), its embedding store (DATA_DIR/cache unless the run had another; every prompt is
@@ -15,18 +15,27 @@ Choose on the `tune` halves; the `holdout` halves are for reporting. Each varian
 v4 comes with a paired 95% interval over the same prompts (normal for top-1 shares, a bootstrap
 over prompts, 1,000 replicates, for micro precision).
 
-`--stability` also measures, for v4 and v5, what the issue asks of a judge whose labels depend on
+`--search` repeats the search that chose judge v6's weights, on the `tune` halves only: from v5,
+a coordinate search over the multiples of a no-role prompt's own signals (`SEARCH`), two passes,
+each value kept when it raises `search_objective` (tune occupation precision + family precision / 2
++ 2 × task precision + TheAgentCompany family top-1 / 2). Its trace holds `tune` figures only.
+
+`--stability` also measures, for v4, v5 and v6, what the issue asks of a judge whose labels depend on
 sibling prompts: the share of a benchmark's prompts whose labels change when the other 10% of its
 prompts are added (every benchmark labeled without every eleventh prompt, by a hash of its id, then
 with them).
 
 Variants (a comma-separated list; every other one is a change to v4, and each is compared with v4):
 - `v4`: judge v4, the default until #19;
-- `v5`: judge v5, the default (v4 with `norolecontext4`), as the pipeline runs it;
+- `v5`: judge v5, the default until v6 (v4 with `norolecontext4`);
+- `v6`: judge v6, the default, as the pipeline runs it (v5 with `noroletasks2`, `norolecentroid0`,
+  `norolelexical0.5` and `noroleboosts2`);
 - `contextW`: the benchmark-context weight set to W (v4: 1.0; `context0` without, `context-1`
   against the siblings' mean);
 - `norolecontextW`: the benchmark context weighs W for a prompt that states no role (1.0 for one
-  that does); `noroletasksW`: the task evidence weighs W × for a prompt that states no role;
+  that does); `noroletasksW`, `norolecentroidW`, `norolelexicalW`, `noroleboostsW`, `norolepriorW`:
+  that signal (task statements, centroid, words, title and technology boosts, prior) weighs W × its
+  usual weight for a prompt that states no role;
 - `A+B`: variants A and B together (`norolecontext4+noroletasks1.5` was chosen on the `tune`
   halves; its second part added nothing on the `holdout` halves, so v5 is `norolecontext4`);
 - `activityW`: for a prompt that states no role, W × the z-scored similarity of the prompt to the
@@ -72,7 +81,7 @@ from workbank_dagster.labeling import validation  # noqa: E402
 from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5  # noqa: E402
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6  # noqa: E402
 from workbank_dagster.labeling.labels import (  # noqa: E402
     EmbeddedPrompts,
     Embeddings,
@@ -342,6 +351,8 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
         return base, {}
     if name == "v5":
         return EmbeddedJudgeV5(), {}
+    if name == "v6":
+        return EmbeddedJudgeV6(), {}
     if "+" in name:
         judge, options = base, {}
         for part in name.split("+"):
@@ -351,8 +362,9 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
         return judge, options
     if name.startswith("norolecontext"):
         return replace(base, narrowing=replace(base.narrowing, context_without_role=float(name.removeprefix("norolecontext")))), {}
-    if name.startswith("noroletasks"):
-        return replace(base, narrowing=replace(base.narrowing, tasks_without_role=float(name.removeprefix("noroletasks")))), {}
+    for signal in ("tasks", "centroid", "lexical", "boosts", "prior"):
+        if name.startswith(f"norole{signal}"):
+            return replace(base, narrowing=replace(base.narrowing, **{f"{signal}_without_role": float(name.removeprefix(f"norole{signal}"))})), {}
     if name.startswith("activity"):
         return base, {"activity": float(name.removeprefix("activity"))}
     if name.startswith("context"):
@@ -368,6 +380,49 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
     if name.startswith("request"):
         return base, {"request": float(name.removeprefix("request"))}
     raise SystemExit(f"unknown variant {name!r}")
+
+
+SEARCH = (
+    ("tasks_without_role", (0.5, 1.5, 2.0)),
+    ("centroid_without_role", (0.0, 0.5, 2.0)),
+    ("lexical_without_role", (0.5, 1.5, 2.0)),
+    ("prior_without_role", (0.0, 2.0, 4.0)),
+    ("boosts_without_role", (0.0, 0.5, 2.0)),
+)
+
+
+def search_objective(tune: dict) -> float:
+    """What the search maximises, from `tune` figures only."""
+    return (
+        tune["tune:reference_occupation_precision"]
+        + tune["tune:reference_family_precision"] / 2
+        + 2 * tune["tune:reference_task_precision"]
+        + tune["tune:theagentcompany_family_top1"] / 2
+    )
+
+
+def search(bench: Bench, start: EmbeddedJudgeV4, passes: int = 2) -> dict:
+    """The coordinate search that chose v6's weights (see above), from `start`, on the `tune` halves."""
+
+    def tune_figures(judge: EmbeddedJudgeV4) -> dict:
+        labels, judgements, _ = bench.label(judge, bench.embedded)
+        return {k: v for k, v in figures(bench, bench.per_prompt(labels, judgements)).items() if k.startswith("tune:")}
+
+    narrowing = start.narrowing
+    best = search_objective(tune_figures(start))
+    trace = [{"pass": 0, "field": None, "value": None, "objective": round(best, 4)}]
+    for number in range(1, passes + 1):
+        for field, values in SEARCH:
+            keep = getattr(narrowing, field)
+            for value in values:
+                tune = tune_figures(replace(start, narrowing=replace(narrowing, **{field: value})))
+                score = search_objective(tune)
+                trace.append({"pass": number, "field": field, "value": value, "objective": round(score, 4), "tune": tune})
+                if score > best + 1e-9:
+                    best, keep = score, value
+            narrowing = replace(narrowing, **{field: keep})
+        print(f"search pass {number}:", {field: getattr(narrowing, field) for field, _ in SEARCH}, round(best, 4), flush=True)
+    return {"start": start.labeler, "chosen": {field: getattr(narrowing, field) for field, _ in SEARCH}, "objective": round(best, 4), "trace": trace}
 
 
 def stability(bench: Bench, judge: EmbeddedJudgeV4) -> dict:
@@ -393,8 +448,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dir", type=Path)
     parser.add_argument("--cache-dir", type=Path, default=None)
-    parser.add_argument("--variants", default="v4,v5,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2,norolecontext4+distinct0.2,norolecontext4+request0.5")
+    parser.add_argument("--variants", default="v4,v5,v6,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2,norolecontext4+distinct0.2,norolecontext4+request0.5")
     parser.add_argument("--stability", action="store_true")
+    parser.add_argument("--search", action="store_true")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -429,8 +485,10 @@ def main() -> None:
         "prompts": len(bench.prompts),
         "variants": results,
     }
+    if args.search:
+        out["search"] = search(bench, EmbeddedJudgeV5())
     if args.stability:
-        for name in ("v4", "v5"):
+        for name in ("v4", "v5", "v6"):
             out[f"stability_{name}"] = stability(bench, variant(base_judge, name)[0])
             print(f"stability {name}", json.dumps(out[f"stability_{name}"]), flush=True)
     out["seconds"] = round(time.perf_counter() - started, 1)

@@ -31,9 +31,11 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # Labelers are spelled `method:model:template-version` (METHOD.md §3). The default is the embedded
-# judge v5; v3 runs beside it (same embeddings) and stays selectable. v4 (v5 without its rule for
-# prompts that state no role) is measured beside v5 by bench/judge_variants.py, not run.
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v5"
+# judge v6; v3 runs beside it (same embeddings) and stays selectable. v4 (v6 without its rules for
+# prompts that state no role) and v5 (v6 with only the first of them) are measured beside v6 by
+# bench/judge_variants.py, not run.
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v6"
+EMBEDDED_LABELER_V5 = "embedded:all-MiniLM-L6-v2:v5"
 EMBEDDED_LABELER_V4 = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 # The embedded judges read a long prompt in windows of this many words (labeling/text.py); the report
@@ -123,7 +125,7 @@ class PipelineSettings(dg.ConfigurableResource):
     # METHOD.md §5-6.
     cluster_level: str = Field(default="major", description="METHOD.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
     min_prompts_per_task: int = Field(default=5, ge=1, description="METHOD.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
-    # Embedded judge (v5's own parameters, tuned on the `tune` halves, are EmbeddedJudgeV5's defaults).
+    # Embedded judge (v6's own parameters, tuned on the `tune` halves, are EmbeddedJudgeV6's defaults).
     embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
     embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
     judge_occupations: int = Field(default=4, ge=1, description="Embedded judge v3: occupations labeled per prompt.")

@@ -27,8 +27,8 @@ def test_headline_numbers(pipeline_run):
     assert h["n_prompts"] == 7_702
     assert h["total_employment"] == 152_091_610
     assert h["coverage_threshold"] == 5
-    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v5"
-    # Judge v5 labels sparingly: one to three tasks a labeled prompt.
+    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v6"
+    # Judge v6 labels sparingly: one to three tasks a labeled prompt.
     assert h["n_prompts_labeled"] <= h["n_labels"] <= 3 * h["n_prompts_labeled"]
     assert 0 < h["n_tasks_covered"] < h["n_tasks"]
     assert 0.0 < h["work_time_share_uncovered"] < 1.0
@@ -78,7 +78,7 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         } <= tables
         # Both embedded judges, side by side: their coverage in the sensitivity table, their ratios.
         judges = {r[0] for r in con.execute("select labeler from analysis.coverage_sensitivity where variant = 'judge'").fetchall()}
-        assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v5"}
+        assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v6"}
         assert con.execute("select count(*) from analysis.judge_ratios where exposure_coverage_ratio > 0").fetchone()[0] == 2
         variants = {r[0] for r in con.execute("select variant from analysis.coverage_sensitivity").fetchall()}
         assert {"threshold", "judge", "duplicate_texts_once"} <= variants and sum(v.startswith("without:") for v in variants) == 24
@@ -183,17 +183,17 @@ def test_readme_tables_are_this_run_s(pipeline_run):
 
 
 def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, monkeypatch):
-    """bench/judge_variants.py labels with the pipeline's own functions: its `v5` figures, on both
+    """bench/judge_variants.py labels with the pipeline's own functions: its `v6` figures, on both
     halves of both yardsticks, are the run's (marts.fct_judge_validation), so what it measures is
     the judge the pipeline runs."""
-    from workbank_dagster.labeling.judges import EmbeddedJudgeV5
+    from workbank_dagster.labeling.judges import EmbeddedJudgeV6
     from workbank_dagster.settings import REPO_ROOT
 
     monkeypatch.syspath_prepend(str(REPO_ROOT / "bench"))
     from judge_variants import FIGURES, Bench, figures
 
     bench = Bench(pipeline_run["root"] / "data", Path(pipeline_run["env"]["WORKBANK_CACHE_DIR"]))
-    judge = EmbeddedJudgeV5()
+    judge = EmbeddedJudgeV6()
     labels, judgements, _ = bench.label(judge, bench.embedded)
     mine = figures(bench, bench.per_prompt(labels, judgements))
     con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)

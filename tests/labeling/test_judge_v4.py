@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6
 from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training_texts
 from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
@@ -276,6 +276,39 @@ def test_the_context_weighs_more_only_for_a_prompt_that_states_no_role():
     # The siblings' shared occupation gains on the subject that states no role, and only there.
     chief = 0
     assert new[3, chief] - new[3].mean() > old[3, chief] - old[3].mean()
+
+
+def test_judge_v6_weighs_the_own_evidence_of_a_prompt_that_states_no_role_and_only_there():
+    """Judge v6: for a prompt that states no role, each signal of its own evidence gets its
+    `*_without_role` multiple (task statements 2 ×, centroid 0 ×, words 0.5 ×, title and technology
+    boosts 2 ×); a prompt that states a role is scored as by v5, to the bit."""
+    import scipy.sparse as sp
+
+    index = _tiny_index()
+    vectors = index.task_vectors[[0, 4, 7, 4]]
+    has_role = np.array([False, False, False, True])
+    roles = [None, None, None, "sales manager"]
+    role_vectors = np.zeros_like(vectors)
+    role_vectors[3] = index.title_vectors[1]
+    texts = ["plan the lead task", "sell number 4", "bill the task", "sell number 4"]
+    rows = PromptRows(texts, vectors, role_vectors, has_role, roles, ["b"] * 4)
+    v6 = EmbeddedJudgeV6().narrowing
+    v5 = EmbeddedJudgeV5().narrowing
+    assert (v6.tasks_without_role, v6.centroid_without_role, v6.lexical_without_role, v6.boosts_without_role) == (2.0, 0.0, 0.5, 2.0)
+    _, new = index._scores(rows, v6)
+    _, old = index._scores(rows, v5)
+    assert np.array_equal(new[3], old[3])  # states a role: v5's (and v4's) scores
+    # States none: the score is the sum of its signals, each at its multiple.
+    only = {name: index._scores(rows, Narrowing(**{f"{other}_without_role": float(other == name) for other in ("tasks", "centroid", "lexical")}))[1]
+            for name in ("tasks", "centroid", "lexical")}
+    assert np.allclose(new[:3], 2.0 * only["tasks"][:3] + 0.0 * only["centroid"][:3] + 0.5 * only["lexical"][:3])
+    assert np.allclose(old[:3], only["tasks"][:3] + only["centroid"][:3] + only["lexical"][:3]) and not np.allclose(new[:3], old[:3])
+    # The title and technology boosts: 2 × where no role is stated, as they were where one is.
+    boosts = sp.csr_matrix(np.tile(np.array([[0.0, 1.5, 0.0, 0.0]]), (4, 1)))
+    zero = np.zeros((4, 4))
+    added = index._evidence(zero, rows, slice(0, 4), v6, boosts, None)
+    assert added[:, 1].tolist() == [3.0, 3.0, 3.0, 1.5]
+    assert np.array_equal(index._evidence(zero, rows, slice(0, 4), v5, boosts, None), boosts.toarray())
 
 
 # --- the O*NET prior ---------------------------------------------------------------------------------

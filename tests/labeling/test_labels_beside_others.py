@@ -49,7 +49,7 @@ def test_a_benchmark_labeled_alone_beside_two_others_or_renamed_gets_bit_identic
         env=env, capture_output=True, text=True, timeout=900,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    for judge in ("v3", "v5"):
+    for judge in ("v3", "default"):
         for what in ("labels", "judgements"):
             alone = pd.read_parquet(tmp_path / f"alone_{judge}_{what}.parquet")
             assert len(alone) > 0 and set(alone["benchmark"]) == {SUBJECT}, (judge, what)
@@ -58,5 +58,5 @@ def test_a_benchmark_labeled_alone_beside_two_others_or_renamed_gets_bit_identic
             for scenario in ("beside", "renamed"):
                 other = pd.read_parquet(tmp_path / f"{scenario}_{judge}_{what}.parquet")
                 assert alone.equals(other), (judge, what, kernel, scenario, _differences(alone, other))
-    v5 = pd.read_parquet(tmp_path / "alone_v5_judgements.parquet")
-    assert v5["confidence"].notna().any(), "the judgements carry v5's confidences, which must match too"
+    default = pd.read_parquet(tmp_path / "alone_default_judgements.parquet")
+    assert default["confidence"].notna().any(), "the judgements carry the default judge's confidences, which must match too"

@@ -83,7 +83,7 @@ def test_shuffling_what_the_analysis_regresses_on_leaves_every_label_unchanged(l
     db = labeling_env["db"]
     _label(labeling_env)
     before = _rows(db)
-    assert len(before["embedded_labels"]) > 0 and set(before["embedded_labels"]["labeler"].str.rsplit(":", n=1).str[-1]) == {"v3", "v5"}
+    assert len(before["embedded_labels"]) > 0 and set(before["embedded_labels"]["labeler"].str.rsplit(":", n=1).str[-1]) == {"v3", "v6"}
     with warehouse.connect(db) as con:
         original = {t: con.execute(f"select {', '.join(c)} from raw.{t} order by rowid").df() for t, c in REGRESSORS.items()}
         for table, columns in REGRESSORS.items():

@@ -35,7 +35,7 @@ def llm_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch, onet_base):
     sources = small_source_dir(tmp_path, reduced_source_dir, (PARTITION,))
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
-    # The LLM judge's candidates are judge v5's: the O*NET tables, the task index and the prior
+    # The LLM judge's candidates are the default judge's (v6): the O*NET tables, the task index and the prior
     # (its titles, technology and prior) come from the session's O*NET base, copied.
     shutil.copytree(onet_base, workbank_env)
     db = workbank_env / "warehouse.duckdb"

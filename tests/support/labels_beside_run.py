@@ -4,8 +4,8 @@
 
 Builds a task index over every sixth O*NET occupation (its task statements and titles, real
 embeddings; the vectors cached in INDEX_CACHE) and the occupation prior over the same texts, then
-labels SUBJECT's prompts twice with judges v3 and v5 (the default), exactly as the embedded judge's asset does
-(`matching.judge_v3_rows`, `matching.judge_v5_rows`):
+labels SUBJECT's prompts twice with judge v3 and the default judge (v6), exactly as the embedded judge's asset does
+(`matching.judge_v3_rows`, `matching.default_judge_rows`):
 
 - `alone`: SUBJECT's prompts only;
 - `beside`: SUBJECT's prompts with the OTHERs', in the asset's order (benchmark, prompt_id);
@@ -15,7 +15,7 @@ labels SUBJECT's prompts twice with judges v3 and v5 (the default), exactly as t
 
 Each labeling embeds its prompts into an empty embedding store of its own, so what a prompt's
 vector was batched with differs too. SUBJECT's label and judgement rows of each labeling are
-written to OUT_DIR as `{alone|beside|renamed}_{v3|v5}_{labels|judgements}.parquet`. The process's BLAS
+written to OUT_DIR as `{alone|beside|renamed}_{v3|default}_{labels|judgements}.parquet`. The process's BLAS
 kernel is whatever its environment selects (OPENBLAS_CORETYPE).
 """
 
@@ -30,7 +30,7 @@ from workbank_dagster.labeling.embedder import Embedder
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
 from workbank_dagster.labeling.evidence import OccupationEvidence
 from workbank_dagster.labeling.labels import Embeddings, OccupationKnowledge, build_task_index, embed_prompts
-from workbank_dagster.labeling.matching import judge_v3_rows, judge_v5_rows
+from workbank_dagster.labeling.matching import default_judge_rows, judge_v3_rows
 from workbank_dagster.labeling.prior import OccupationPrior, training_texts
 from workbank_dagster.labeling.titles import TitleIndex, title_rows
 from workbank_dagster.settings import PipelineSettings
@@ -65,7 +65,7 @@ def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: l
         embedded = embed_prompts(frame[frame["benchmark"].isin(slugs)].reset_index(drop=True), embeddings)
         for judge, (labels, judgements) in (
             ("v3", judge_v3_rows(embedded, index, settings)),
-            ("v5", judge_v5_rows(embedded, index, knowledge, settings)),
+            ("default", default_judge_rows(embedded, index, knowledge, settings)),
         ):
             for rows, what in ((labels, "labels"), (judgements, "judgements")):
                 mine = rows[rows["benchmark"] == slugs[0]].reset_index(drop=True)

@@ -30,12 +30,12 @@ from .labels import (
 from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
 from .matching import (
     LabelingRuntime,
+    default_judge,
+    default_judge_rows,
     embedded_judge_v3,
-    embedded_judge_v5,
     judge_v3_rows,
-    judge_v5_rows,
     retrieval_options,
-    retrieve_v5,
+    retrieve_default,
     task_index_key,
 )
 from .onet_tables import OnetTables, title_frame
@@ -56,7 +56,7 @@ def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
 
 
-# --- the narrowing judges' (v4, v5) knowledge: titles, technology, the O*NET prior ---------------------
+# --- the narrowing judges' (v4 to v6) knowledge: titles, technology, the O*NET prior ---------------------
 PRIOR_FILE = "occupation_prior.npz"
 
 
@@ -85,7 +85,7 @@ def prior_training_texts(warehouse_db: WarehouseResource) -> pd.DataFrame:
 
 
 def load_knowledge(onet: OnetTables, index: TaskIndex, runtime: LabelingRuntime, settings: Settings) -> OccupationKnowledge:
-    """Titles, technology and the prior of judge v5, built once per run (in `runtime`) for given inputs."""
+    """Titles, technology and the prior of the default judge, built once per run (in `runtime`) for given inputs."""
     titles, technology = onet.titles, onet.technology
     path = prior_path(settings)
     if not path.is_file():
@@ -137,7 +137,7 @@ def write_partitions(files: PartitionFiles, judge: str, labeler: str, keys: list
 
 
 def drop_retired_labelers(files: PartitionFiles, judge: str, running: set[str], present: set[tuple[str, str]]) -> list[str]:
-    """Take the rows of labelers this judge's asset no longer runs (v4, once v5 replaced it) out of
+    """Take the rows of labelers this judge's asset no longer runs (v4 and v5, once a later version replaced them) out of
     the files of the benchmarks that have them (`present`: their (benchmark, labeler) pairs), so a
     run's tables hold only what its code makes; the labelers dropped."""
     dropped: set[str] = set()
@@ -174,7 +174,7 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
             deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
             description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, out_of_candidates, failed or unlabeled, with "
             "the reason (low confidence, a prompt not in English, a request that failed), the number of labels and the "
-            "judge's confidence (judge v5: the probability of its best occupation).",
+            "judge's confidence (the default judge: the probability of its best occupation).",
             **common,
         ),
     ]
@@ -245,7 +245,7 @@ def task_index(
         for table in ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
     ],
     **warehouse_step("labeling", "team:labeling", "python", "scikit-learn"),
-    description="Judge v5's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
+    description="The default judge's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the fingerprint of its code, "
     "the embedding and the training texts (labeling/prior.py, prior_key).",
@@ -307,11 +307,11 @@ def occupation_prior(
     name="embedded_judge_labels",
 )
 def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: LabelingRuntime, pipeline_settings: PipelineSettings):
-    """Judges v5 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
+    """Judges v6 (the default) and v3 over the same embeddings: each benchmark's labels by each."""
     settings = pipeline_settings.resolve()
     started = time.perf_counter()
     embeddings = labeling_runtime.embeddings(settings, context)
-    v3, v5 = embedded_judge_v3(settings), embedded_judge_v5()
+    v3, default = embedded_judge_v3(settings), default_judge()
     keys = list(context.partition_keys)
     files = settings.partition_files
     onet = OnetTables.from_files(files)
@@ -322,24 +322,24 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     prior_sha = prior_inputs_sha256(settings)
     inputs = {
         v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
-        v5.labeler: embedded_inputs(settings, v5.labeler, {**v5.describe(), "prior": prior_sha}, index_key, prompts, keys),
+        default.labeler: embedded_inputs(settings, default.labeler, {**default.describe(), "prior": prior_sha}, index_key, prompts, keys),
     }
     recorded = recorded_inputs(context.instance, keys)
     present = judged_partitions(files, keys)
     stale = {
         labeler: [k for k in keys if recorded.get(k, {}).get(labeler) != inputs[labeler][k] or (k, labeler) not in present] for labeler in inputs
     }
-    relabel = sorted(set(stale[v3.labeler]) | set(stale[v5.labeler]))
+    relabel = sorted(set(stale[v3.labeler]) | set(stale[default.labeler]))
     if relabel:
         index = labeling_runtime.task_index(onet, embeddings)
         embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
         if stale[v3.labeler]:
             labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
             write_partitions(files, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
-        if stale[v5.labeler]:
+        if stale[default.labeler]:
             knowledge = load_knowledge(onet, index, labeling_runtime, settings)
-            labels, judgements = judge_v5_rows(_subset(embedded, stale[v5.labeler]), index, knowledge, settings, progress=embeddings.progress)
-            write_partitions(files, "embedded", v5.labeler, stale[v5.labeler], labels, judgements)
+            labels, judgements = default_judge_rows(_subset(embedded, stale[default.labeler]), index, knowledge, settings, progress=embeddings.progress)
+            write_partitions(files, "embedded", default.labeler, stale[default.labeler], labels, judgements)
     retired = drop_retired_labelers(files, "embedded", set(inputs), present)
     labels, judgements = read_partitions(files, "embedded", None, keys)
     per_labeler = {
@@ -350,15 +350,15 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
         }
         for labeler in inputs
     }
-    mine = judgements[judgements["labeler"] == v5.labeler]
+    mine = judgements[judgements["labeler"] == default.labeler]
     yield from _results(
         "embedded",
-        labels[labels["labeler"] == v5.labeler],
+        labels[labels["labeler"] == default.labeler],
         mine,
         {
-            "labeler": v5.labeler,
+            "labeler": default.labeler,
             "labelers": dg.MetadataValue.json(per_labeler),
-            "selection_rule": dg.MetadataValue.json(v5.describe()),
+            "selection_rule": dg.MetadataValue.json(default.describe()),
             "abstained": int((mine["status"] == "abstained").sum()),
             # What each benchmark's labels were made from, per labeler: the next run keeps the
             # labels of a benchmark whose key is unchanged (and whose rows are still there).
@@ -401,7 +401,7 @@ def prior_inputs_sha256(settings) -> str:
 def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
     """Per benchmark, a SHA-256 of everything its embedded labels depend on.
 
-    A benchmark's v5 labels also depend on every other prompt of the same benchmark (the benchmark
+    A benchmark's labels by the default judge also depend on every other prompt of the same benchmark (the benchmark
     context), which its prompt list below covers."""
     common = hashlib.sha256(code_sha256(__name__).encode())  # this step's code and every project module it imports
     common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
@@ -448,9 +448,9 @@ class LLMLabelsConfig(dg.Config):
 
 
 def llm_candidates(onet: OnetTables, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime) -> Retrieved:
-    """The LLM judge's candidates: judge v5's retrieval (family first, titles, technology, prior,
+    """The LLM judge's candidates: the default judge's retrieval (family first, titles, technology, prior,
     benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_v5(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
+    return retrieve_default(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
 
 
 def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4
+from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V5
 from .evidence import EvidenceWeights
 from .retrieval import Candidates, Narrowing, TaskIndex
 
@@ -169,7 +169,8 @@ class EmbeddedJudgeV4:
 
 @dataclass(frozen=True)
 class EmbeddedJudgeV5(EmbeddedJudgeV4):
-    """Judge v4's selection, over retrieval that reads a prompt stating no role differently (the default).
+    """Judge v4's selection, over retrieval that reads a prompt stating no role differently (the
+    default until v6; bench/judge_variants.py measures it).
 
     Most benchmarks state no role (SWE-bench, OSWorld, tau-bench...), and there v4 followed the
     domain a prompt is dressed in (a radiology dataset, a bank's customers, an airline) rather than
@@ -181,4 +182,34 @@ class EmbeddedJudgeV5(EmbeddedJudgeV4):
     """
 
     narrowing: Narrowing = Narrowing(temperature=2.0, family=2.0, prior=0.2, context=1.0, context_without_role=4.0)
+    labeler: str = EMBEDDED_LABELER_V5
+
+
+@dataclass(frozen=True)
+class EmbeddedJudgeV6(EmbeddedJudgeV4):
+    """Judge v5, with a prompt that states no role weighing its own evidence differently (the default).
+
+    v5 weighed every signal of such a prompt as v4 does, and only its benchmark context more. The
+    signals are not equally good evidence of the work asked for when no role is named: the task
+    statements most similar to the prompt are; the similarity to an occupation's mean task vector
+    (its centroid) and the words it shares with an occupation's text mostly carry the domain a prompt
+    is dressed in (a Kaggle page's sport, a database's shop). For a prompt that states no role,
+    decided per prompt, v6 weighs the task evidence 2 ×, the title and technology boosts 2 ×, the
+    words 0.5 × and the centroid 0 × (`Narrowing.*_without_role`), beside v5's context 4 ×. A prompt
+    that states a role is narrowed exactly as by v4 and v5. The four weights were chosen together by
+    a coordinate search on the `tune` halves of labels_dev and the reference set, and the `holdout`
+    halves were read once, for the chosen set (bench/judge_variants.py, docs/labeling.md).
+    """
+
+    narrowing: Narrowing = Narrowing(
+        temperature=2.0,
+        family=2.0,
+        prior=0.2,
+        context=1.0,
+        context_without_role=4.0,
+        tasks_without_role=2.0,
+        centroid_without_role=0.0,
+        lexical_without_role=0.5,
+        boosts_without_role=2.0,
+    )
     labeler: str = EMBEDDED_LABELER

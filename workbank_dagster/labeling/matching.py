@@ -6,7 +6,7 @@ calls. Both use judge v3's rule (the best occupations' tasks above a similarity 
 task index.
 
 `LabelingRuntime` is the Dagster resource that holds what they need for the length of a run: the
-embedding store and model, and the task index (and judge v5's knowledge) built from O*NET's
+embedding store and model, and the task index (and the default judge's knowledge) built from O*NET's
 tables (onet_tables.py), once per content of those tables. No process-global state: a run gets its
 own, and a test or the CLI makes one with `LabelingRuntime()`.
 """
@@ -26,7 +26,7 @@ from ..resources import WarehouseResource
 from ..settings import Settings
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
-from .judges import EmbeddedJudgeV3, EmbeddedJudgeV5
+from .judges import EmbeddedJudgeV3, EmbeddedJudgeV6
 from .labels import (
     EmbeddedPrompts,
     Embeddings,
@@ -94,13 +94,14 @@ def retrieval_options(settings) -> dict:
 
 
 def embedded_judge_v3(settings) -> EmbeddedJudgeV3:
-    """Judge v3 (kept beside v5 and selectable): its settings are the WORKBANK_JUDGE_* ones."""
+    """Judge v3 (kept beside the default and selectable): its settings are the WORKBANK_JUDGE_* ones."""
     return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
 
 
-def embedded_judge_v5() -> EmbeddedJudgeV5:
-    """Judge v5, the default, with the parameters tuned on the `tune` halves (README, Validation; docs/labeling.md)."""
-    return EmbeddedJudgeV5()
+def default_judge() -> EmbeddedJudgeV6:
+    """The default embedded judge (v6), with the parameters tuned on the `tune` halves (README,
+    Validation; docs/labeling.md). The functions below are named for the default, not its version."""
+    return EmbeddedJudgeV6()
 
 
 def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[Retrieved, list[list[tuple[int, float]]]]:
@@ -109,10 +110,10 @@ def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progre
     return retrieved, embedded_judge_v3(settings).select(retrieved.candidates, index)
 
 
-def retrieve_v5(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None) -> Retrieved:
-    """Judge v5's candidates (family first, titles, technology, prior, benchmark context), which the
-    LLM judge is sent too."""
-    judge = embedded_judge_v5()
+def retrieve_default(embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None) -> Retrieved:
+    """The default judge's candidates (family first, titles, technology, prior, benchmark context),
+    which the LLM judge is sent too."""
+    judge = default_judge()
     return retrieve_narrowed(embedded, index, knowledge, judge.narrowing, judge.evidence, progress=progress, **retrieval_options(settings))
 
 
@@ -122,15 +123,15 @@ def judge_v3_rows(embedded: EmbeddedPrompts, index: TaskIndex, settings, progres
     return label_rows(retrieved, chosen, embedded_judge_v3(settings).labeler)
 
 
-def judge_v5_rows(
+def default_judge_rows(
     embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Judge v5's label rows and judgement records for whole benchmarks' embedded prompts.
+    """The default judge's label rows and judgement records for whole benchmarks' embedded prompts.
 
     A benchmark's rows are the same, to the bit, whatever other benchmarks are given with it
     (retrieval computes each benchmark in its own blocks, and a text's vector is its own)."""
-    judge = embedded_judge_v5()
-    retrieved = retrieve_v5(embedded, index, knowledge, settings, progress=progress)
+    judge = default_judge()
+    retrieved = retrieve_default(embedded, index, knowledge, settings, progress=progress)
     decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
     return judgement_rows(retrieved, decided, judge.labeler)
 

@@ -160,7 +160,7 @@ class Candidates:
 
 @dataclass(frozen=True)
 class Narrowing:
-    """How judges v4 and v5 turn evidence into an occupation order: family first, then occupations.
+    """How judges v4, v5 and v6 turn evidence into an occupation order: family first, then occupations.
 
     The hybrid score gets the prior's log-probabilities (weight `prior`) and the title and
     technology boosts (already weighted, one sparse row per prompt); a softmax at `temperature`
@@ -177,9 +177,12 @@ class Narrowing:
     A prompt that states no role ("You are a property manager…") has no direct evidence of its
     occupation, and its domain words (a radiology dataset, an NFL game) compete with the activity it
     asks for. For such a prompt, decided per prompt from whether it states a role, the benchmark
-    context gets weight `context_without_role` (None: `context`; judge v5: 4) and the task evidence
-    (the mean similarity of its best task statements) `tasks_without_role` × its usual weight (1 in
-    every judge; bench/judge_variants.py measures other values).
+    context gets weight `context_without_role` (None: `context`; judges v5 and v6: 4), and each
+    signal of its own evidence a multiple of its usual weight: `tasks_without_role` (the mean
+    similarity of its best task statements), `centroid_without_role`, `lexical_without_role`,
+    `boosts_without_role` (the title and technology boosts) and `prior_without_role`. All 1 in
+    judges v4 and v5; judge v6 weighs the task statements 2 ×, the title and technology boosts 2 ×,
+    the words 0.5 × and the centroid 0 × (multiplying by 1 leaves a score's bits as they were).
     """
 
     temperature: float = 1.0
@@ -188,6 +191,10 @@ class Narrowing:
     context: float = 0.0
     context_without_role: float | None = None
     tasks_without_role: float = 1.0
+    centroid_without_role: float = 1.0
+    lexical_without_role: float = 1.0
+    boosts_without_role: float = 1.0
+    prior_without_role: float = 1.0
 
     @property
     def uses_context(self) -> bool:
@@ -197,6 +204,11 @@ class Narrowing:
         """The benchmark context's weight for each prompt (a column)."""
         without = self.context if self.context_without_role is None else self.context_without_role
         return np.where(has_role, self.context, without)[:, None]
+
+    @staticmethod
+    def per_prompt(has_role: np.ndarray, without_role: float) -> np.ndarray:
+        """A signal's multiplier for each prompt (a column): 1 where a role is stated, `without_role` where none is."""
+        return np.where(has_role, 1.0, without_role)[:, None]
 
 
 class TaskIndex:
@@ -246,17 +258,17 @@ class TaskIndex:
             out[:, o] = block.mean(axis=1)
         return out
 
-    def _scores(self, block: PromptRows, tasks_without_role: float = 1.0):
-        """Prompt-task similarities and the hybrid occupation score of a block of prompts; the task
-        evidence of a prompt that states no role weighs `tasks_without_role` times as much."""
+    def _scores(self, block: PromptRows, narrowing: Narrowing | None = None):
+        """Prompt-task similarities and the hybrid occupation score of a block of prompts; with a
+        narrowing, the signals of a prompt that states no role get its `*_without_role` multiples."""
         texts, vectors, role_vectors, role_mask, roles = block.texts, block.vectors, block.role_vectors, block.has_role, block.roles
         sims = vectors @ self.task_vectors.T
         lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
-        tasks_weight = WEIGHTS["tasks"] * np.where(role_mask, 1.0, tasks_without_role)[:, None]  # × 1.0 leaves a score's bits
+        mix = narrowing or Narrowing()
         score = (
-            tasks_weight * _zscore(self._task_evidence(sims))
-            + WEIGHTS["centroid"] * _zscore(vectors @ self.centroids.T)
-            + WEIGHTS["lexical"] * _zscore(lexical)
+            WEIGHTS["tasks"] * mix.per_prompt(role_mask, mix.tasks_without_role) * _zscore(self._task_evidence(sims))
+            + WEIGHTS["centroid"] * mix.per_prompt(role_mask, mix.centroid_without_role) * _zscore(vectors @ self.centroids.T)
+            + WEIGHTS["lexical"] * mix.per_prompt(role_mask, mix.lexical_without_role) * _zscore(lexical)
         )
         if role_mask.any():
             role_title = _zscore(role_vectors @ self.title_vectors.T)
@@ -268,12 +280,13 @@ class TaskIndex:
             score = score + role_mask[:, None] * (WEIGHTS["role"] * role_title + WEIGHTS["role_words"] * words)
         return sims, score
 
-    def _evidence(self, score: np.ndarray, vectors: np.ndarray, rows: slice, narrowing: Narrowing, boosts, prior) -> np.ndarray:
-        """The hybrid score with judge v4's prior and title/technology boosts added."""
+    def _evidence(self, score: np.ndarray, block: PromptRows, rows: slice, narrowing: Narrowing, boosts, prior) -> np.ndarray:
+        """The hybrid score with judge v4's prior and title/technology boosts added (for a prompt that
+        states no role, × `prior_without_role` and × `boosts_without_role`)."""
         if prior is not None and narrowing.prior:
-            score = score + narrowing.prior * prior.log_proba(vectors)
+            score = score + narrowing.per_prompt(block.has_role, narrowing.prior_without_role) * (narrowing.prior * prior.log_proba(block.vectors))
         if boosts is not None:
-            score = score + boosts[rows].toarray()
+            score = score + narrowing.per_prompt(block.has_role, narrowing.boosts_without_role) * boosts[rows].toarray()
         return score
 
     def context_sums(
@@ -293,10 +306,10 @@ class TaskIndex:
         sums = np.zeros((n_groups, len(self.occupation_codes)))
         meter = _meter(progress, "benchmark context", len(prompts))
         for rows in prompts.blocks(chunk):
-            vectors = prompts.vectors[rows]
-            _, score = self._scores(prompts[rows], narrowing.tasks_without_role)
-            np.add.at(sums, groups[rows], _zscore(self._evidence(score, vectors, rows, narrowing, boosts, prior)))
-            meter.update(len(vectors))
+            block = prompts[rows]
+            _, score = self._scores(block, narrowing)
+            np.add.at(sums, groups[rows], _zscore(self._evidence(score, block, rows, narrowing, boosts, prior)))
+            meter.update(len(block))
         meter.close()
         return sums
 
@@ -326,13 +339,14 @@ class TaskIndex:
         scores = np.zeros((n_prompts, n_best))
         probability = np.zeros((n_prompts, n_best)) if narrowing else None
         family_probability = np.zeros(n_prompts) if narrowing else None
-        meter = _meter(progress, "retrieval" + (" (judge v4, v5)" if narrowing else ""), n_prompts)
+        meter = _meter(progress, "retrieval" + (" (narrowed)" if narrowing else ""), n_prompts)
         for rows in prompts.blocks(chunk):
             start = rows.start
-            vectors = prompts.vectors[rows]
-            sims, score = self._scores(prompts[rows], narrowing.tasks_without_role if narrowing is not None else 1.0)
+            block = prompts[rows]
+            vectors = block.vectors
+            sims, score = self._scores(block, narrowing)
             if narrowing is not None:
-                score = self._evidence(score, vectors, rows, narrowing, boosts, prior)
+                score = self._evidence(score, block, rows, narrowing, boosts, prior)
                 if context is not None and narrowing.uses_context:
                     score = score + narrowing.context_weights(prompts.has_role[rows]) * context.of(score, rows)
                 occupation_p, family_p = self._narrow(score, narrowing)

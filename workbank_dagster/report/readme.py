@@ -532,9 +532,9 @@ JUDGE_VARIANT_FIGURES = (
 
 
 def judge_variants_text(variants: dict) -> str:
-    """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 (v5 among them)
+    """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 (v5 and v6 among them)
     on the `tune` halves (where one chooses), then its paired change against v4 on the `holdout`
-    halves, the candidates' recall on each, and the stability of v4's and v5's labels."""
+    halves, the candidates' recall on each, and the stability of the labels of each judge measured."""
     names = list(variants["variants"])
     tune_rows, holdout_rows = [], []
     for key, label in JUDGE_VARIANT_FIGURES:
