@@ -311,6 +311,22 @@ def test_judge_v6_weighs_the_own_evidence_of_a_prompt_that_states_no_role_and_on
     assert np.array_equal(index._evidence(zero, rows, slice(0, 4), v5, boosts, None), boosts.toarray())
 
 
+def test_judge_v6_s_weights_are_what_the_committed_search_chose():
+    """bench/judge_variants.json holds the search that chose v6's weights (`--search`, on the `tune`
+    halves, from v5): its choice is v6's, its start is v5, and its trace holds `tune` figures only."""
+    import json
+
+    from workbank_dagster.settings import REPO_ROOT
+
+    search = json.loads((REPO_ROOT / "bench" / "judge_variants.json").read_text())["search"]
+    v5, v6 = EmbeddedJudgeV5(), EmbeddedJudgeV6()
+    assert search["start"] == v5.labeler
+    assert search["chosen"] == {field: getattr(v6.narrowing, field) for field in search["chosen"]}
+    for field in ("temperature", "family", "prior", "context", "context_without_role"):
+        assert getattr(v6.narrowing, field) == getattr(v5.narrowing, field), field  # the rest is v5's
+    assert all(key.startswith("tune:") for step in search["trace"] for key in step.get("tune", {}))
+
+
 # --- the O*NET prior ---------------------------------------------------------------------------------
 
 
