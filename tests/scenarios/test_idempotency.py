@@ -2,7 +2,8 @@
 
 On three small benchmarks: `make run` from an empty folder (all_assets over every partition, then
 user_audits; the session's `small_base_run`, copied), every table and view of every schema hashed,
-and every output file; `make run` again, hashed again; then
+and every output file; a table and a view that no dbt model builds put into the warehouse (what a
+renamed or removed model leaves); `make run` again, hashed again (they must be gone); then
 the sensor's job (benchmark_partitions) for one partition, which rewrites that benchmark's files,
 then the job the partitions start (warehouse), which rebuilds everything downstream, hashed a third time. The second and third snapshots must equal the
 first, table by table and file by file (warehouse_snapshot.py: canonical hashes, floats to 10
@@ -119,6 +120,11 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     unowned = sorted(set(tables) - expected)  # written by an asset under another name (memo tables)
 
     log_rows, moved = _log(data_dir)
+    # What a renamed or removed dbt model leaves behind (its old table or view): the second run drops
+    # it, though it keeps every model (nothing dbt reads changed), so the snapshot is the first's.
+    with duckdb.connect(str(data_dir / "warehouse.duckdb")) as con:
+        con.execute("create table intermediate.int_renamed_away as select 1 as id")
+        con.execute("create view marts.fct_removed as select 1 as id")
     started = time.monotonic()
     _run(["cli"], env, "second")
     timings["second"] = time.monotonic() - started

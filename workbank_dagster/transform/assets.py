@@ -53,6 +53,9 @@ def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     check_active_labeler(settings.partition_files, settings.active_labeler)
+    with warehouse_db.connect() as con:
+        for schema, name, kind in drop_orphaned_relations(con, json.loads(dbt_project.manifest_path.read_text())):
+            context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
     key = dbt_inputs_key(warehouse_db, settings)
     kept = models_built_from(context, warehouse_db, key)
     if kept is not None:
@@ -68,6 +71,26 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
     finally:
         for path in prune_build_dirs(Path(invocation.target_path)):
             context.log.debug(f"removed the old dbt target folder {path}")
+
+
+def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
+    """Drop the tables and views in the schemas the dbt project builds into (staging, intermediate,
+    marts) that none of its nodes builds and none of its sources names, and return them (schema,
+    name, type). A renamed or removed model leaves its old relation behind: dbt never drops it, and
+    it would go on answering queries with what the project no longer makes. The other schemas (raw,
+    labeling, analysis) are the pipeline's Python assets' and are never touched."""
+    built = {
+        (node["schema"], node.get("alias") or node["name"])
+        for node in manifest["nodes"].values()
+        if node["resource_type"] in ("model", "seed", "snapshot") and node.get("config", {}).get("materialized") != "ephemeral"
+    }
+    named = {(node["schema"], node.get("identifier") or node["name"]) for node in manifest["sources"].values()}
+    schemas = {schema for schema, _ in built}
+    rows = con.execute("select table_schema, table_name, table_type from information_schema.tables where table_catalog = current_database()").fetchall()
+    orphans = sorted((schema, name, kind) for schema, name, kind in rows if schema in schemas and (schema, name) not in built | named)
+    for schema, name, kind in orphans:
+        con.execute(f"drop {'view' if kind == 'VIEW' else 'table'} {warehouse.quote(schema)}.{warehouse.quote(name)}")
+    return orphans
 
 
 def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
