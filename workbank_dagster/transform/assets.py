@@ -53,10 +53,11 @@ def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
 def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
     check_active_labeler(settings.partition_files, settings.active_labeler)
+    manifest = json.loads(dbt_project.manifest_path.read_text())
     with warehouse_db.connect() as con:
-        for schema, name, kind in drop_orphaned_relations(con, json.loads(dbt_project.manifest_path.read_text())):
+        for schema, name, kind in drop_orphaned_relations(con, manifest):
             context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
-    key = dbt_inputs_key(warehouse_db, settings)
+        key = dbt_inputs_key(con, manifest, settings)
     kept = models_built_from(context, warehouse_db, key)
     if kept is not None:
         context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
@@ -93,7 +94,7 @@ def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
     return orphans
 
 
-def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
+def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
     """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
     version, and the content of every source the manifest names: a warehouse table's rows
     (order-independent hash), or an external source's files (partition_files.py: their names and
@@ -101,16 +102,14 @@ def dbt_inputs_key(warehouse_db: WarehouseResource, settings: Settings) -> str:
 
     A new or removed benchmark, a relabeled prompt or a reloaded source changes a source; an edited
     model, macro or test changes a file. Either makes the next run build."""
-    manifest = json.loads(dbt_project.manifest_path.read_text())
     sources = sorted(
         {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
     )
     files = settings.partition_files
-    with warehouse_db.connect() as con:
-        tables = [
-            [schema, table, files.content_sha256(table) if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
-            for schema, table, external in sources
-        ]
+    tables = [
+        [schema, table, files.content_sha256(table) if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
+        for schema, table, external in sources
+    ]
     return fingerprint(modules=[__name__], inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 
