@@ -157,7 +157,11 @@ class Bench:
         split_path = REPO / "reference" / "reference_split.csv"
         reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")
         self.reference = validation.reference_subsets(reference, validation.read_reference_split(split_path), split_path)
-        self.benchmarks = sorted(set(self.gold["benchmark"]) | set(reference["benchmark"]))
+        intent_path = self.settings.benchmarks_dir / "labels_dev" / "benchmark_intent.jsonl"
+        self.intent = validation.read_intent(intent_path)
+        self.intent_split = validation.read_reference_split(REPO / "reference" / "intent_split.csv")
+        # Every benchmark: "primary covered" counts prompts over all of them, as the run does.
+        self.benchmarks = self.settings.partition_files.partitions("benchmark_prompts")
         self.prompts = partition_prompts(self.settings.partition_files, self.benchmarks)
         self.embedded = embed_prompts(self.prompts, self.embeddings)
         self._task_words = None
@@ -297,8 +301,27 @@ class Bench:
             }
             levels["family"] = ({c[:2] for c in levels["occupation"][0]}, {c[:2] for c in levels["occupation"][1]})
             reference[key] = {level: (len(p & t), len(p) + miss, len(t)) for level, (p, t) in levels.items()}
-        return {"dev": dev, "reference": reference, "labels_per_labeled": len(labels) / max(int((judgements["status"] == "labeled").sum()), 1),
+        covered = validation.covered_occupations(labels, self.task_occupation, self.settings.coverage_threshold)
+        intent = {
+            (f["subset"], f["benchmark"], f["metric"]): f["value"]
+            for f in validation.score_against_intent(labels, self.task_occupation, self.intent, covered, self.intent_split)
+        }
+        intent_prompts = self._intent_prompts(labels)
+        return {"dev": dev, "reference": reference, "intent": intent, "intent_prompts": intent_prompts,
+                "covered": covered,
+                "labels_per_labeled": len(labels) / max(int((judgements["status"] == "labeled").sum()), 1),
                 "abstained_max": float(judgements.groupby("benchmark")["status"].apply(lambda s: (s == "abstained").mean()).max())}
+
+    def _intent_prompts(self, labels: pd.DataFrame) -> dict:
+        """Per labeled prompt of an intent benchmark: (benchmark, top-1 plausible, any plausible), for
+        the paired intervals."""
+        plausible = dict(zip(self.intent["benchmark"], self.intent["plausible"]))
+        ranked = labels[labels["benchmark"].isin(set(plausible))].sort_values(["benchmark", "prompt_id", "rank"])
+        out = {}
+        for (benchmark, prompt_id), tasks in ranked.groupby(["benchmark", "prompt_id"])["task_id"]:
+            codes = [self.task_occupation[int(t)] for t in tasks]
+            out[(benchmark, prompt_id)] = (codes[0] in plausible[benchmark], any(c in plausible[benchmark] for c in codes))
+        return out
 
     def halves(self, subset: str) -> set[tuple[str, str]]:
         return set(zip(self.reference[subset]["benchmark"], self.reference[subset]["prompt_id"]))
@@ -316,6 +339,17 @@ def figures(bench: Bench, outcome: dict) -> dict:
                 tp, predicted, true = (sum(outcome["reference"][k][level][i] for k in keys) for i in range(3))
                 value = (tp / predicted if predicted else 0.0) if metric == "precision" else (tp / true if true else 0.0)
             out[f"{half}:{name}"] = None if value is None else round(value, 4)
+        for metric in validation.INTENT_LEVELS:
+            value = outcome["intent"].get((half, "all", metric))
+            out[f"{half}:intent_{metric}"] = None if value is None else round(value, 4)
+    for metric in validation.INTENT_LEVELS:
+        value = outcome["intent"].get(("all", "all", metric))
+        out[f"all:intent_{metric}"] = None if value is None else round(value, 4)
+    out["intent_by_benchmark"] = {
+        b: {m: round(outcome["intent"][(h, b, m)], 3) for m in validation.INTENT_LEVELS}
+        for (h, b, metric) in outcome["intent"] if b != "all" and metric == "top1_plausible"
+    }
+    out["primary_software_developers_covered"] = "15-1252.00" in outcome["covered"]
     out["labels_per_labeled_prompt"] = round(outcome["labels_per_labeled"], 3)
     out["abstained_share_max"] = round(outcome["abstained_max"], 3)
     return out
@@ -342,7 +376,29 @@ def paired(bench: Bench, base: dict, other: dict, rng: np.random.Generator) -> d
                     for sample in (rng.integers(0, len(keys), len(keys)) for _ in range(REPLICATES))
                 ]
                 out[f"{half}:{name}"] = [round(mean, 4), round(float(np.quantile(draws, 0.025)), 4), round(float(np.quantile(draws, 0.975)), 4)]
+        for column, metric in enumerate(("top1_plausible", "any_plausible")):
+            out[f"{half}:intent_{metric}"] = _paired_intent(bench, base, other, half, column, rng)
     return out
+
+
+def _paired_intent(bench: Bench, base: dict, other: dict, half: str, column: int, rng: np.random.Generator) -> list[float] | None:
+    """The change of an intent share (mean over the half's benchmarks of each benchmark's share of
+    labeled prompts) with a 95% bootstrap interval: prompts resampled within each benchmark, each
+    judge's labeled prompts apart (a prompt labeled by one judge and abstained by the other counts
+    for the one only, as the figure does)."""
+    benchmarks = sorted(b for b, h in bench.intent_split.items() if half in (h, "all") and b in set(bench.intent["benchmark"]))
+    def shares(outcome):
+        return [np.array([v[column] for (b, _), v in outcome["intent_prompts"].items() if b == benchmark], dtype=float) for benchmark in benchmarks]
+    first, second = shares(base), shares(other)
+    if not all(len(x) for x in first + second):
+        return None
+    mean = float(np.mean([x.mean() for x in second]) - np.mean([x.mean() for x in first]))
+    draws = []
+    for _ in range(REPLICATES):
+        draws.append(
+            np.mean([x[rng.integers(0, len(x), len(x))].mean() for x in second]) - np.mean([x[rng.integers(0, len(x), len(x))].mean() for x in first])
+        )
+    return [round(mean, 4), round(float(np.quantile(draws, 0.025)), 4), round(float(np.quantile(draws, 0.975)), 4)]
 
 
 def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
@@ -452,6 +508,7 @@ def main() -> None:
     parser.add_argument("--stability", action="store_true")
     parser.add_argument("--search", action="store_true")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
+    parser.add_argument("--against", default="v4", help="the variant every other one is compared with (paired changes)")
     args = parser.parse_args()
     started = time.perf_counter()
     stamp = commit()  # the code that runs: taken now, not after edits made while it ran
@@ -460,7 +517,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     outcomes, results = {}, {}
     names = args.variants.split(",")
-    for name in (["v4"] if "v4" not in names else []) + names:
+    for name in ([args.against] if args.against not in names else []) + names:
         judge, options = variant(base_judge, name)
         embedded = bench.embedded
         if sum(key in options for key in ("sibling_words", "distinct", "request")) > 1:
@@ -474,8 +531,8 @@ def main() -> None:
         labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0), options.get("activity", 0.0))
         outcomes[name] = bench.per_prompt(labels, judgements)
         results[name] = {"figures": figures(bench, outcomes[name]), "candidate_recall": candidate_recall(bench, retrieved)}
-        if name != "v4":
-            results[name]["change_against_v4"] = paired(bench, outcomes["v4"], outcomes[name], rng)
+        if name != args.against:
+            results[name]["change_against"] = paired(bench, outcomes[args.against], outcomes[name], rng)
         print(name, json.dumps(results[name]["figures"]), flush=True)
     out = {
         "commit": stamp,
@@ -483,6 +540,7 @@ def main() -> None:
         "data_dir": str(args.data_dir),
         "benchmarks": bench.benchmarks,
         "prompts": len(bench.prompts),
+        "against": args.against,
         "variants": results,
     }
     if args.search:

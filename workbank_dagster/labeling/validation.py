@@ -14,6 +14,14 @@ Two yardsticks (METHOD.md §3):
   work activities (DWAs, through O*NET's Tasks to DWAs); then occupation and family level. It is
   split by benchmark into a `tune` and a `holdout` half (`reference/reference_split.csv`, committed
   before any tuning on it): the benchmarks ranked by a SHA-256 of their slug, the first half tune.
+- `benchmarks/labels_dev/benchmark_intent.jsonl`: per benchmark, the work its own paper says it asks
+  for, the occupation whose work that most directly is (`primary`) and a generous set of plausible
+  occupations. Scored per benchmark: *top-1 plausible* (the share of labeled prompts whose top
+  label's occupation is in the set), *any plausible* (the share with some label in it) and *primary
+  covered* (the primary occupation has a covered task under this labeler alone), then the mean over
+  benchmarks. Split by benchmark into halves (`reference/intent_split.csv`, committed before any
+  tuning on it): a benchmark the reference split holds keeps its half there, the others are ranked
+  by a SHA-256 of their salted slug and fill the halves to equal size, tune first.
 
 An abstained prompt (status `abstained`: the judge said it was not confident) is a miss: it counts
 against top-1 and precision exactly like a wrong label, so abstaining cannot buy precision. The
@@ -52,6 +60,8 @@ HALVES = ("tune", "holdout")
 REFERENCE_SPLIT_SALT = "reference-split-v1"
 REFERENCE_SAMPLE_SALT = "reference-v1"
 REFERENCE_PER_BENCHMARK = 20
+INTENT_SPLIT_SALT = "intent-split-v1"
+INTENT_LEVELS = ("top1_plausible", "any_plausible", "primary_covered")
 Z95 = 1.959963984540054
 
 
@@ -90,6 +100,84 @@ def reference_subsets(reference: pd.DataFrame, split: dict[str, str], path: Path
         raise ValueError(f"{path}: benchmarks {unknown} of the reference set are not in the committed reference split")
     halves = reference["benchmark"].map(split)
     return {"all": reference, **{half: reference[halves == half] for half in HALVES}}
+
+
+def intent_halves(benchmarks: Iterable[str], reference_split: dict[str, str]) -> dict[str, str]:
+    """benchmark → half of the intent yardstick. A benchmark in the reference split keeps its half
+    there (tuning on one yardstick must not leak into the other's held-out half); the others,
+    ranked by a SHA-256 of the salted slug, fill the halves to equal size (an odd one out goes to
+    `holdout`), tune first. Made once and committed; `read_reference_split` reads it too."""
+    wanted = sorted(set(benchmarks))
+    out = {b: reference_split[b] for b in wanted if b in reference_split}
+    rest = sorted((b for b in wanted if b not in out), key=lambda b: hashlib.sha256(f"{INTENT_SPLIT_SALT}:{b}".encode()).hexdigest())
+    for b in rest:
+        tune = sum(h == "tune" for h in out.values())
+        out[b] = "tune" if tune < len(wanted) // 2 else "holdout"
+    return out
+
+
+def read_intent(path: Path) -> pd.DataFrame:
+    """benchmark, work, primary, plausible (a set of O*NET-SOC codes, the primary among them), one row
+    per benchmark; a record without those fields, or naming a benchmark twice, is refused by line."""
+    rows = []
+    for line, record in enumerate(_read_jsonl(path), start=1):
+        for field in ("benchmark", "primary", "plausible"):
+            if field not in record:
+                raise ValueError(f"{path}:{line}: missing field {field!r}")
+        plausible = {p["onet_soc_code"] for p in record["plausible"]} | {record["primary"]}
+        rows.append((record["benchmark"], record.get("work", ""), record["primary"], plausible))
+    frame = pd.DataFrame(rows, columns=["benchmark", "work", "primary", "plausible"])
+    twice = frame["benchmark"][frame["benchmark"].duplicated()]
+    if len(twice):
+        raise ValueError(f"{path}: benchmark {twice.iloc[0]!r} is given twice")
+    return frame
+
+
+def covered_occupations(labels: pd.DataFrame, task_occupation: dict[int, str], threshold: int) -> set[str]:
+    """The occupations with a task that at least `threshold` distinct prompts of these labels carry."""
+    if labels.empty:
+        return set()
+    counts = labels.drop_duplicates(["benchmark", "prompt_id", "task_id"]).groupby("task_id").size()
+    return {task_occupation[int(t)] for t, n in counts.items() if n >= threshold and int(t) in task_occupation}
+
+
+def score_against_intent(labels: pd.DataFrame, task_occupation: dict[int, str], intent: pd.DataFrame, covered: set[str], split: dict[str, str]) -> list[dict]:
+    """Per benchmark of the intent yardstick that has labels, and the mean over benchmarks of each half
+    and of all: top-1 plausible and any plausible (shares of the benchmark's labeled prompts; a
+    prompt without labels is not counted) and primary covered (1 or 0; the mean is a share of
+    benchmarks). `covered`: occupations with a covered task (covered_occupations)."""
+    by_prompt = _ranked_tasks(labels, set(zip(labels["benchmark"], labels["prompt_id"]))) if not labels.empty else {}
+    per_benchmark: dict[str, dict] = {}
+    for row in intent.itertuples(index=False):
+        tops, anys = [], []
+        for (benchmark, _), tasks in by_prompt.items():
+            if benchmark != row.benchmark or not tasks:
+                continue
+            codes = [task_occupation[t] for t in tasks]
+            tops.append(codes[0] in row.plausible)
+            anys.append(any(c in row.plausible for c in codes))
+        if not tops:
+            continue
+        per_benchmark[row.benchmark] = {
+            "top1_plausible": sum(tops) / len(tops),
+            "any_plausible": sum(anys) / len(anys),
+            "primary_covered": float(row.primary in covered),
+            "n": len(tops),
+        }
+    unknown = sorted(set(per_benchmark) - set(split))
+    if unknown:
+        raise ValueError(f"benchmarks {unknown} of the intent yardstick are not in the committed intent split")
+    figures = []
+    for benchmark, values in sorted(per_benchmark.items()):
+        for metric in INTENT_LEVELS:
+            figures.append({**_figure(split[benchmark], benchmark, "occupation", metric, values[metric], values["n"], interval="none")})
+    for subset in (*HALVES, "all"):
+        mine = [v for b, v in per_benchmark.items() if subset == "all" or split[b] == subset]
+        for metric in INTENT_LEVELS:
+            if mine:
+                value = sum(v[metric] for v in mine) / len(mine)
+                figures.append({**_figure(subset, "all", "occupation", metric, value, sum(v["n"] for v in mine), interval="none")})
+    return figures
 
 
 def read_split(path: Path) -> dict[tuple[str, str], str]:

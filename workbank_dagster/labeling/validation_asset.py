@@ -13,12 +13,15 @@ from .assets import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .catalog import CATALOG_TABLE
 from .validation import (
     REFERENCE_LEVELS,
+    covered_occupations,
     dev_gold,
+    read_intent,
     read_reference,
     read_reference_split,
     read_split,
     reference_subsets,
     score_against_dev,
+    score_against_intent,
     score_against_reference,
     statement_groups,
 )
@@ -26,13 +29,17 @@ from .validation import (
 REFERENCE_LABELS = REPO_ROOT / "reference" / "reference_labels.jsonl"
 LABELS_DEV_SPLIT = REPO_ROOT / "reference" / "labels_dev_split.csv"
 REFERENCE_SPLIT = REPO_ROOT / "reference" / "reference_split.csv"
+INTENT_SPLIT = REPO_ROOT / "reference" / "intent_split.csv"
+INTENT_FILE = "benchmark_intent.jsonl"
 VALIDATION_TABLE = "judge_validation"
 VALIDATION_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
 
 
-def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict]) -> list[dict]:
-    """The table's rows: the labels_dev figures, then the reference set's of each subset (all, tune, holdout)."""
+def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict], intent: list[dict] = ()) -> list[dict]:
+    """The table's rows: the labels_dev figures, the benchmark-intent figures, then the reference
+    set's of each subset (all, tune, holdout)."""
     rows = [{"labeler": labeler, "yardstick": "labels_dev", **figure} for figure in dev]
+    rows += [{"labeler": labeler, "yardstick": "intent", **figure} for figure in intent]
     for subset, reference in references.items():
         common = {"labeler": labeler, "yardstick": "reference", "subset": subset, "benchmark": "all", "ci_low": None, "ci_high": None}
         n = reference["n_prompts"]
@@ -83,6 +90,11 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
     reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
+    intent_path = settings.benchmarks_dir / "labels_dev" / INTENT_FILE
+    intent = read_intent(intent_path) if intent_path.is_file() else None
+    if intent is None:
+        context.log.info(f"{intent_path} not found: the benchmark-intent yardstick (optional, kept outside the repository) is skipped")
+    intent_split = read_reference_split(INTENT_SPLIT)
     rows, summary = [], {}
     for labeler, group in (labels.groupby("labeler") if labels is not None else []):
         judged = set(zip(group["benchmark"], group["prompt_id"]))
@@ -98,11 +110,17 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
                     refs[subset] = score_against_reference(
                         group, task_occupation, subset_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped
                     )
-        rows.extend(validation_rows(labeler, dev, refs))
+        intent_figures = (
+            score_against_intent(group, task_occupation, intent, covered_occupations(group, task_occupation, settings.coverage_threshold), intent_split)
+            if intent is not None
+            else []
+        )
+        rows.extend(validation_rows(labeler, dev, refs, intent_figures))
         summary[labeler] = {
             "holdout": {f"{f['benchmark']}:{f['level']}:{f['metric']}": f["value"] for f in dev if f["subset"] == "holdout"},
             "reference": refs.get("all"),
             "reference_holdout": refs.get("holdout"),
+            "intent": {f"{f['subset']}:{f['benchmark']}:{f['metric']}": f["value"] for f in intent_figures},
         }
     table = pd.DataFrame(rows, columns=VALIDATION_COLUMNS).astype(
         {"value": "Float64", "ci_low": "Float64", "ci_high": "Float64", "n_prompts": "Int64"}

@@ -542,7 +542,7 @@ def judge_variants_text(variants: dict) -> str:
         cells = [label]
         for n in names:
             value = variants["variants"][n]["figures"][f"holdout:{key}"]
-            change = variants["variants"][n].get("change_against_v4", {}).get(f"holdout:{key}")
+            change = variants["variants"][n].get("change_against", variants["variants"][n].get("change_against_v4", {})).get(f"holdout:{key}")
             cells.append(num(value, 3) + (f" ({change[0]:+.3f}; {change[1]:+.3f} to {change[2]:+.3f})" if change else ""))
         holdout_rows.append(cells)
     for half, rows in (("tune", tune_rows), ("holdout", holdout_rows)):
