@@ -95,6 +95,7 @@ from workbank_dagster.labeling.onet_tables import OnetTables  # noqa: E402
 from workbank_dagster.labeling.text import without_urls  # noqa: E402
 from workbank_dagster.resources import Warehouse  # noqa: E402
 from workbank_dagster.settings import PipelineSettings  # noqa: E402
+from workbank_dagster.sources.instructions import read_instructions  # noqa: E402
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -137,7 +138,7 @@ def _micro(outcome: dict, keys: list, level: str, column: int, sample) -> float:
 class Bench:
     """A run's data, loaded once: the task index, judge v4's knowledge, the prompts and the yardsticks."""
 
-    def __init__(self, data_dir: Path, cache_dir: Path | None = None) -> None:
+    def __init__(self, data_dir: Path, cache_dir: Path | None = None, instructions: Path | None = None) -> None:
         self.settings = PipelineSettings(data_dir=str(data_dir), cache_dir=str(cache_dir or "")).resolve()
         self.warehouse = Warehouse(self.settings.duckdb_path)
         runtime = LabelingRuntime()
@@ -163,7 +164,8 @@ class Bench:
         # Every benchmark: "primary covered" counts prompts over all of them, as the run does.
         self.benchmarks = self.settings.partition_files.partitions("benchmark_prompts")
         self.prompts = partition_prompts(self.settings.partition_files, self.benchmarks)
-        self.embedded = embed_prompts(self.prompts, self.embeddings)
+        self.instructions = {b: i.text for b, i in read_instructions(instructions).items()} if instructions else {}
+        self.embedded = embed_prompts(self.prompts, self.embeddings, self.instructions)
         self._task_words = None
 
     def label(
@@ -416,6 +418,14 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
             judge = replace(judge, narrowing=replace(judge.narrowing, **{k: v for k, v in vars(changed.narrowing).items() if v != vars(base.narrowing)[k]}))
             options.update(more)
         return judge, options
+    if name == "inheritrole":
+        return replace(base, narrowing=replace(base.narrowing, inherit_role=True)), {}
+    if name.startswith("instructiontasks"):
+        return replace(base, narrowing=replace(base.narrowing, instruction_tasks=float(name.removeprefix("instructiontasks")))), {}
+    if name.startswith("noroleinstruction"):
+        return replace(base, narrowing=replace(base.narrowing, instruction_without_role=float(name.removeprefix("noroleinstruction")))), {}
+    if name.startswith("instruction"):
+        return replace(base, narrowing=replace(base.narrowing, instruction=float(name.removeprefix("instruction")))), {}
     if name.startswith("norolecontext"):
         return replace(base, narrowing=replace(base.narrowing, context_without_role=float(name.removeprefix("norolecontext")))), {}
     for signal in ("tasks", "centroid", "lexical", "boosts", "prior"):
@@ -489,7 +499,7 @@ def stability(bench: Bench, judge: EmbeddedJudgeV4) -> dict:
     late = np.array([int(hashlib.sha256(f"{b}:{p}".encode()).hexdigest(), 16) % 11 == 0 for b, p in zip(prompts["benchmark"], prompts["prompt_id"])])
     sets = []
     for frame in (prompts[~late].reset_index(drop=True), prompts):
-        labels, _, _ = bench.label(judge, embed_prompts(frame, bench.embeddings))
+        labels, _, _ = bench.label(judge, embed_prompts(frame, bench.embeddings, bench.instructions))
         sets.append(labels.groupby(["benchmark", "prompt_id"])["task_id"].apply(lambda s: tuple(sorted(s))).to_dict())
     first = prompts[~late]
     changed: dict[str, list[bool]] = {}
@@ -508,11 +518,12 @@ def main() -> None:
     parser.add_argument("--stability", action="store_true")
     parser.add_argument("--search", action="store_true")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
+    parser.add_argument("--instructions", type=Path, default=None, help="benchmark instruction texts (JSONL, sources/instructions.py)")
     parser.add_argument("--against", default="v4", help="the variant every other one is compared with (paired changes)")
     args = parser.parse_args()
     started = time.perf_counter()
     stamp = commit()  # the code that runs: taken now, not after edits made while it ran
-    bench = Bench(args.data_dir, args.cache_dir)
+    bench = Bench(args.data_dir, args.cache_dir, args.instructions)
     base_judge = EmbeddedJudgeV4()
     rng = np.random.default_rng(0)
     outcomes, results = {}, {}

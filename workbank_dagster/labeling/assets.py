@@ -385,6 +385,7 @@ def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
         embedded.role_vectors[keep],
         embedded.has_role[keep],
         embedded.unreadable[embedded.unreadable["benchmark"].isin(keys)].reset_index(drop=True),
+        embedded.instructions.subset(keys),
     )
 
 

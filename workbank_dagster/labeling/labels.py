@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +13,7 @@ from .embedding_store import EmbeddingStore
 from .evidence import EvidenceWeights, OccupationEvidence
 from .judges import Judgement
 from .prior import OccupationPrior
-from .retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
+from .retrieval import BenchmarkContext, Candidates, InstructionEvidence, Narrowing, PromptRows, TaskIndex
 from .text import chunk_text, is_mostly_cjk, pool_chunks, role_phrase
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
@@ -58,10 +58,45 @@ def build_task_index(tasks: pd.DataFrame, occupations: pd.DataFrame, embeddings:
     return TaskIndex(tasks, task_vectors, occupations, title_vectors)
 
 
+@dataclass(frozen=True)
+class EmbeddedInstructions:
+    """The instruction texts of some benchmarks (#38), embedded as prompts are (pooled chunks), with
+    the role each states: benchmark-level evidence of the work (see InstructionEvidence)."""
+
+    benchmarks: list[str]
+    texts: list[str]
+    vectors: np.ndarray
+    roles: list[str | None]
+    role_vectors: np.ndarray
+
+    def subset(self, keys) -> EmbeddedInstructions:
+        keep = [i for i, b in enumerate(self.benchmarks) if b in set(keys)]
+        return EmbeddedInstructions(
+            [self.benchmarks[i] for i in keep], [self.texts[i] for i in keep], self.vectors[keep], [self.roles[i] for i in keep], self.role_vectors[keep]
+        )
+
+
+def embed_instructions(instructions: dict[str, str], embeddings: Embeddings) -> EmbeddedInstructions:
+    """benchmark → instruction text, embedded (sorted by benchmark)."""
+    benchmarks = sorted(instructions)
+    texts = [instructions[b] for b in benchmarks]
+    vectors, _ = embeddings.prompts(texts) if texts else (np.zeros((0, DIMENSION), dtype=np.float32), [])
+    roles = [role_phrase(t) for t in texts]
+    role_vectors = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+    stated = [i for i, r in enumerate(roles) if r is not None]
+    if stated:
+        role_vectors[stated] = embeddings.texts([roles[i] for i in stated])
+    return EmbeddedInstructions(benchmarks, texts, vectors, roles, role_vectors)
+
+
+NO_INSTRUCTIONS = EmbeddedInstructions([], [], np.zeros((0, DIMENSION), dtype=np.float32), [], np.zeros((0, DIMENSION), dtype=np.float32))
+
+
 @dataclass
 class EmbeddedPrompts:
     """Prompts split into those the model can read and those it cannot, the readable ones embedded
-    (pooled chunks) with the role each states: what both embedded judges and the LLM judge share."""
+    (pooled chunks) with the role each states, and their benchmarks' instructions (none: as before
+    #38): what both embedded judges and the LLM judge share."""
 
     prompts: pd.DataFrame  # the readable prompts, in order
     vectors: np.ndarray
@@ -70,6 +105,7 @@ class EmbeddedPrompts:
     role_vectors: np.ndarray  # zero rows where no role is stated
     has_role: np.ndarray
     unreadable: pd.DataFrame  # benchmark, prompt_id, prompt_hash, reason
+    instructions: EmbeddedInstructions = NO_INSTRUCTIONS
 
     def rows(self) -> PromptRows:
         """The readable prompts as retrieval reads them."""
@@ -78,7 +114,8 @@ class EmbeddedPrompts:
         )
 
 
-def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedPrompts:
+def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings, instructions: dict[str, str] | None = None) -> EmbeddedPrompts:
+    """The prompts embedded, with the instructions (benchmark → text) of their benchmarks, if any."""
     prompts = prompts.reset_index(drop=True)
     readable_mask = np.array([not is_mostly_cjk(p) for p in prompts["prompt"]], dtype=bool)
     readable = prompts[readable_mask].reset_index(drop=True)
@@ -91,7 +128,9 @@ def embed_prompts(prompts: pd.DataFrame, embeddings: Embeddings) -> EmbeddedProm
     role_vectors = np.zeros((len(texts), vectors.shape[1] if vectors.ndim == 2 else DIMENSION), dtype=np.float32)
     if has_role.any():
         role_vectors[has_role] = embeddings.texts([r for r in roles if r is not None])
-    return EmbeddedPrompts(readable, vectors, chunk_counts, roles, role_vectors, has_role, unreadable)
+    mine = {b: t for b, t in (instructions or {}).items() if b in set(prompts["benchmark"])}
+    embedded_instructions = embed_instructions(mine, embeddings) if mine else NO_INSTRUCTIONS
+    return EmbeddedPrompts(readable, vectors, chunk_counts, roles, role_vectors, has_role, unreadable, embedded_instructions)
 
 
 @dataclass
@@ -122,9 +161,13 @@ def retrieve_narrowed(
     """Candidates ranked family first with titles, technology, the O*NET prior and the benchmark
     context (judges v4 and v5, and the LLM judge's candidates). The benchmark context is taken over the
     prompts given, by benchmark: give every prompt of each benchmark at once."""
+    if narrowing.inherit_role:
+        embedded = with_instruction_roles(embedded)
     texts = embedded.prompts["prompt"].tolist()
     boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
     common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior, progress=options.pop("progress", None))
+    if narrowing.uses_instruction and embedded.instructions.benchmarks:
+        common["instructions"] = instruction_evidence(embedded, index, knowledge, narrowing, evidence)
     context = None
     if narrowing.uses_context:
         names = sorted(set(embedded.prompts["benchmark"]))
@@ -133,6 +176,35 @@ def retrieve_narrowed(
         context = BenchmarkContext(groups, sums, np.bincount(groups, minlength=len(names)))
     candidates = index.retrieve(embedded.rows(), context=context, **common, **options)
     return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable, records)
+
+
+def instruction_evidence(
+    embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, narrowing: Narrowing, evidence: EvidenceWeights
+) -> InstructionEvidence:
+    """Each benchmark instruction scored as a prompt would be (the hybrid score, its titles and tools,
+    the prior; no benchmark context), z-scored, with its task similarities; mapped to the prompts."""
+    told = embedded.instructions
+    rows = PromptRows(told.texts, told.vectors, told.role_vectors, np.array([r is not None for r in told.roles], dtype=bool), told.roles, told.benchmarks)
+    boosts, _ = knowledge.evidence.boosts(told.texts, told.roles, evidence)
+    sims, scores = index.own_scores(rows, narrowing=narrowing, boosts=boosts, prior=knowledge.prior)
+    position = {b: i for i, b in enumerate(told.benchmarks)}
+    groups = np.array([position.get(b, -1) for b in embedded.prompts["benchmark"]], dtype=np.int64)
+    return InstructionEvidence(groups, scores, sims)
+
+
+def with_instruction_roles(embedded: EmbeddedPrompts) -> EmbeddedPrompts:
+    """A prompt that states no role of its own takes the role its benchmark's instruction states
+    ("act as an expert software developer"), if it states one; a prompt's own role comes first."""
+    told = embedded.instructions
+    stated = {b: i for i, (b, r) in enumerate(zip(told.benchmarks, told.roles)) if r is not None}
+    if not stated:
+        return embedded
+    roles, role_vectors, has_role = list(embedded.roles), embedded.role_vectors.copy(), embedded.has_role.copy()
+    for row, benchmark in enumerate(embedded.prompts["benchmark"]):
+        i = stated.get(benchmark)
+        if i is not None and not has_role[row]:
+            roles[row], role_vectors[row], has_role[row] = told.roles[i], told.role_vectors[i], True
+    return replace(embedded, roles=roles, role_vectors=role_vectors, has_role=has_role)
 
 
 def empty_labels() -> pd.DataFrame:

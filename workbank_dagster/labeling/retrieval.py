@@ -142,6 +142,37 @@ class BenchmarkContext:
         return mean
 
 
+@dataclass(frozen=True)
+class InstructionEvidence:
+    """Each prompt's benchmark instruction (#38), read as evidence of the work: `groups[i]` is the row
+    of prompt i's benchmark in the arrays below (-1: its benchmark has no instruction); `scores` is
+    each instruction's own occupation score, z-scored (the hybrid score with titles, technology and
+    the prior, as a prompt's); `similarity` is each instruction's cosine with every task statement."""
+
+    groups: np.ndarray  # (n_prompts,)
+    scores: np.ndarray  # (n_instructions, n_occupations)
+    similarity: np.ndarray  # (n_instructions, n_tasks)
+
+    def of(self, rows: slice) -> tuple[np.ndarray, np.ndarray]:
+        """For a block of prompts: the instruction score (zeros where none) and which rows have one."""
+        groups = self.groups[rows]
+        has = groups >= 0
+        out = np.zeros((len(groups), self.scores.shape[1]), dtype=self.scores.dtype)
+        out[has] = self.scores[groups[has]]
+        return out, has
+
+    def blend(self, sims: np.ndarray, rows: slice, weight: float) -> np.ndarray:
+        """Prompt-task similarities moved towards the instruction's: (s + weight × s_instruction) /
+        (1 + weight) where the prompt's benchmark has an instruction; the others as they are."""
+        groups = self.groups[rows]
+        has = groups >= 0
+        if not weight or not has.any():
+            return sims
+        out = sims.copy()
+        out[has] = (sims[has] + weight * self.similarity[groups[has]]) / (1.0 + weight)
+        return out
+
+
 @dataclass
 class Candidates:
     """Per prompt: candidate task positions (into the index), their similarity, and occupation order.
@@ -195,10 +226,23 @@ class Narrowing:
     lexical_without_role: float = 1.0
     boosts_without_role: float = 1.0
     prior_without_role: float = 1.0
+    instruction: float = 0.0
+    instruction_without_role: float | None = None
+    instruction_tasks: float = 0.0
+    inherit_role: bool = False
 
     @property
     def uses_context(self) -> bool:
         return bool(self.context or self.context_without_role)
+
+    @property
+    def uses_instruction(self) -> bool:
+        return bool(self.instruction or self.instruction_without_role or self.instruction_tasks or self.inherit_role)
+
+    def instruction_weights(self, has_role: np.ndarray) -> np.ndarray:
+        """The benchmark instruction's weight for each prompt (a column)."""
+        without = self.instruction if self.instruction_without_role is None else self.instruction_without_role
+        return np.where(has_role, self.instruction, without)[:, None]
 
     def context_weights(self, has_role: np.ndarray) -> np.ndarray:
         """The benchmark context's weight for each prompt (a column)."""
@@ -289,6 +333,12 @@ class TaskIndex:
             score = score + narrowing.per_prompt(block.has_role, narrowing.boosts_without_role) * boosts[rows].toarray()
         return score
 
+    def own_scores(self, rows: PromptRows, *, narrowing: Narrowing, boosts=None, prior=None) -> tuple[np.ndarray, np.ndarray]:
+        """Task similarities and the z-scored occupation score of a few texts scored on their own (no
+        benchmark context): how a benchmark's instruction is read (InstructionEvidence)."""
+        sims, score = self._scores(rows, narrowing)
+        return sims, _zscore(self._evidence(score, rows, slice(0, len(rows)), narrowing, boosts, prior))
+
     def context_sums(
         self,
         prompts: PromptRows,
@@ -325,6 +375,7 @@ class TaskIndex:
         boosts=None,  # scipy.sparse (n_prompts, n_occupations): title and technology evidence, weighted
         prior=None,  # OccupationPrior: log P(occupation | prompt vector) from O*NET's own text
         context: BenchmarkContext | None = None,
+        instructions: InstructionEvidence | None = None,
         progress=None,  # progress.reporter(...): (what, total) -> Progress
     ) -> Candidates:
         # Candidates go into arrays allocated once: a small array kept per prompt, allocated between
@@ -349,6 +400,9 @@ class TaskIndex:
                 score = self._evidence(score, block, rows, narrowing, boosts, prior)
                 if context is not None and narrowing.uses_context:
                     score = score + narrowing.context_weights(prompts.has_role[rows]) * context.of(score, rows)
+                if instructions is not None and (narrowing.instruction or narrowing.instruction_without_role):
+                    told, _ = instructions.of(rows)  # zeros where a benchmark has none: its scores keep their bits
+                    score = score + narrowing.instruction_weights(prompts.has_role[rows]) * told
                 occupation_p, family_p = self._narrow(score, narrowing)
                 ranked = score + narrowing.family * np.log(np.maximum(family_p[:, self.occupation_family], 1e-12))
                 order = np.argsort(-ranked, axis=1, kind="stable")[:, :n_occupations]
@@ -359,6 +413,8 @@ class TaskIndex:
                 order = np.argsort(-score, axis=1, kind="stable")[:, :n_occupations]
                 scores[rows] = np.take_along_axis(score, order, axis=1)
             occupations[rows] = order
+            if instructions is not None and narrowing is not None and narrowing.instruction_tasks:
+                sims = instructions.blend(sims, rows, narrowing.instruction_tasks)
             nearest = np.argpartition(-sims, n_nearest - 1, axis=1)[:, :n_nearest] if n_nearest < sims.shape[1] else np.tile(np.arange(sims.shape[1]), (len(sims), 1))
             for row in range(len(vectors)):
                 own = [self.tasks_of[o][np.argsort(-sims[row, self.tasks_of[o]], kind="stable")[:per_occupation]] for o in order[row]]

@@ -8,6 +8,7 @@ contains `<script>` is shown as text.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from plotly.offline import get_plotlyjs
 
 from ..settings import WORDS_PER_CHUNK
 from . import figures, intervals
+from .landing import landing_rows, shares_text
 from .attribution import ONET_CREDIT, WORKS
 from .figures import available_figures, esc
 
@@ -68,6 +70,7 @@ footer { color:var(--muted); font-size:.8rem; padding:1rem 0 3rem; }
 
 SECTIONS = (
     ("map", "Benchmark map"),
+    ("landing", "Where benchmarks land"),
     ("work-time", "Work time"),
     ("exposure", "Exposure & wages"),
     ("importance", "Importance"),
@@ -261,6 +264,75 @@ def _section(anchor: str, title: str, lede: str | Markup, body: str) -> Section:
     return Section(anchor, title, lede, Markup(body))
 
 
+# The benchmark picker: the data of every benchmark as JSON in the page (escaped for a script block),
+# rendered into two tables when a benchmark is picked. Text goes in with textContent, never as HTML.
+PICKER_SCRIPT = """
+(function () {
+  var data = JSON.parse(document.getElementById('landing-data').textContent);
+  var select = document.getElementById('landing-pick');
+  function table(id, head, rows) {
+    var t = document.getElementById(id); t.textContent = '';
+    var tr = document.createElement('tr');
+    head.forEach(function (h) { var th = document.createElement('th'); th.textContent = h; tr.appendChild(th); });
+    var thead = document.createElement('thead'); thead.appendChild(tr); t.appendChild(thead);
+    var body = document.createElement('tbody');
+    rows.forEach(function (r) { var row = document.createElement('tr'); r.forEach(function (c) { var td = document.createElement('td'); td.textContent = c; row.appendChild(td); }); body.appendChild(row); });
+    t.appendChild(body);
+  }
+  function show() {
+    var b = data[select.value];
+    table('landing-occupations', ['occupation', 'family', 'prompts (rank-1 label)', 'share of labeled'], b.occupations);
+    table('landing-tasks', ['task', 'occupation', 'its prompts', 'prompts, all benchmarks', 'covered'], b.tasks);
+    document.getElementById('landing-summary').textContent = b.summary;
+  }
+  select.addEventListener('change', show); show();
+})();
+"""
+
+
+def landing_body(f: Mapping, labeler: str, threshold: int, top_tasks: int = 25) -> str:
+    """The table of where each benchmark lands (report/landing.py), then a picker showing one
+    benchmark's occupations and the tasks its labels carry."""
+    rows = landing_rows(f["landing"], f["benchmarks"], f["validation"], labeler) if len(f["benchmarks"]) else pd.DataFrame()
+    if rows.empty:
+        return "<p class='note'>Not computed in this run.</p>"
+    shown = rows.assign(
+        occupations=rows["top_occupations"].map(shares_text),
+        families=rows["top_families"].map(shares_text),
+        intent=[("" if _isnan(t) else f"{t:.2f} / {a:.2f} / {'yes' if p else 'no'} ({h})")
+                for t, a, p, h in zip(rows["top1_plausible"], rows["any_plausible"], rows["primary_covered"], rows["intent_half"])],
+    )
+    columns = [("benchmark", "benchmark", None), ("n_prompts_labeled", "labeled", num), ("abstained_share", "abstained", pct),
+               ("occupations", "top occupations (share of labeled prompts)", None), ("families", "top families", None),
+               ("intent", "intent yardstick: top-1 / any / primary covered", None)]
+    body = html_table(shown, columns, scroll=True, table_id="landing-table")
+    body += ("<p class='note'>A prompt counts once, for the occupation of its rank-1 label; <i>abstained</i> is a share of the "
+             "prompts the judge read. The intent yardstick (kept outside the repository) gives, for some benchmarks, the occupations "
+             "where the work its paper describes plausibly belongs: <i>top-1</i> is the share of labeled prompts whose rank-1 label is "
+             "in one of them, <i>any</i> the share with some label in one, <i>primary</i> whether the most direct occupation has a "
+             f"covered task (at least {threshold} prompts).</p>")
+    data = {}
+    landing, tasks = f["landing"], f["benchmark_tasks"]
+    for r in rows.itertuples(index=False):
+        mine = landing[landing["benchmark"] == r.benchmark] if len(landing) else landing
+        theirs = tasks[tasks["benchmark"] == r.benchmark].head(top_tasks) if len(tasks) else tasks
+        data[r.benchmark] = {
+            "summary": f"{r.benchmark}: {r.n_prompts_labeled:,} of {r.n_prompts:,} prompts labeled; the {min(len(theirs), top_tasks)} tasks its labels "
+                       f"carry most, of {int((tasks['benchmark'] == r.benchmark).sum()) if len(tasks) else 0}.",
+            "occupations": [[o, fam, f"{n:,}", f"{sh:.1%}"] for o, fam, n, sh in
+                            zip(mine.get("occupation_title", []), mine.get("family_title", []), mine.get("n_prompts_top1", []), mine.get("share_of_labeled", []))],
+            "tasks": [[t, o, f"{n:,}", f"{a:,}", "yes" if c else "no"] for t, o, n, a, c in
+                      zip(theirs.get("task", []), theirs.get("occupation_title", []), theirs.get("n_prompts", []), theirs.get("n_prompts_all", []), theirs.get("covered", []))],
+        }
+    options = "".join(f'<option value="{esc(b)}">{esc(b)}</option>' for b in data)
+    payload = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    body += (f"<h3>One benchmark</h3><p><label for='landing-pick'>Benchmark: </label><select id='landing-pick'>{options}</select></p>"
+             "<p class='note' id='landing-summary'></p>"
+             "<div class='scroll'><table id='landing-occupations'></table></div><div class='scroll'><table id='landing-tasks'></table></div>"
+             f"<script type='application/json' id='landing-data'>{payload}</script><script>{PICKER_SCRIPT}</script>")
+    return body
+
+
 def history_body(f: Mapping, drawable: set[str]) -> str:
     """The trend over refreshes, and each benchmark's contribution as a figure with its table beside."""
     history = f["history"]
@@ -359,6 +431,11 @@ def render_report(
         body = "<p class='note'>Not computed in this run.</p>"
     parts.append(_section("map", "Benchmark map", f"Each tile is one of the {len(f['occupations'])} O*NET occupations, grouped into "
                           f"{len(f['families'])} families and shaded by the share of its tasks covered by at least {threshold} benchmark prompts.", body))
+
+    parts.append(_section("landing", "Where each benchmark lands", "Per benchmark: the occupations and families its labeled prompts "
+                          "land in (by their rank-1 label), how many the judge abstained on, and how that compares with the work the "
+                          "benchmark says it asks for. Pick a benchmark to see its occupations and the tasks its labels carry.",
+                          Markup(landing_body(f, headline.get("labeler", ""), threshold))))
 
     fam_cols = [("family_title", "family", None), ("n_occupations_with_coverage", "occupations with coverage", num), ("n_occupations", "occupations", num),
                 ("n_tasks_covered", "tasks covered", num), ("n_tasks", "tasks", num), ("share_uncovered", "work hours uncovered", pct)]

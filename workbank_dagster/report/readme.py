@@ -16,8 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 from . import intervals
+from .landing import landing_rows, shares_text
 
 # The published figures we compare with (METHOD.md §4: their 29 benchmarks and judge, not ours).
 ARTICLE = {
@@ -70,6 +72,9 @@ def _labeler_name(labeler: str, active: str) -> str:
     return f"{method} {version}" + (" (default)" if labeler == active else "")
 
 
+VALIDATION_FIELDS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
+
+
 class RunOutputs:
     """What the tables are made from: headline.json and the warehouse of one run."""
 
@@ -100,6 +105,9 @@ class RunOutputs:
             if con.execute("select count(*) from information_schema.tables where table_schema = 'analysis' and table_name = 'user_audit'").fetchone()[0]
             else None
         )
+        self.validation_frame = pd.DataFrame(self.validation, columns=VALIDATION_FIELDS)
+        self.landing = one("select * from marts.fct_benchmark_landing order by benchmark, occupation_rank")
+        self.benchmark_index = one("select * from marts.fct_benchmark_index order by benchmark")
         self.status = dict(
             con.execute(
                 "select status, count(*) from marts.fct_prompt_judgements where labeler = ? group by status", [headline["labeler"]]
@@ -531,6 +539,27 @@ JUDGE_VARIANT_FIGURES = (
 )
 
 
+def landing_table(run: RunOutputs) -> str:
+    """Where each benchmark lands (report/landing.py): its labeled prompts' top occupations and
+    families, its abstentions, and the benchmark-intent yardstick where it has one."""
+    rows = landing_rows(run.landing, run.benchmark_index, run.validation_frame, run.headline["labeler"])
+    body = []
+    for r in rows.itertuples(index=False):
+        intent = "—" if math.isnan(r.top1_plausible) else (
+            f"{num(r.top1_plausible, 2)} / {num(r.any_plausible, 2)} / {'yes' if r.primary_covered else 'no'} ({r.intent_half})"
+        )
+        body.append([r.benchmark, f"{num(r.n_prompts_labeled, 0)} of {num(r.n_prompts, 0)}", pct(r.abstained_share, 0),
+                     shares_text(r.top_occupations, shorten=40), shares_text(r.top_families), intent])
+    header = ["benchmark", "labeled prompts", "abstained", "top occupations (share of labeled prompts, by rank-1 label)", "top families",
+              "intent: top-1 / any plausible / primary covered"]
+    with_intent = int(rows["top1_plausible"].notna().sum()) if len(rows) else 0
+    return (
+        f"Labeler `{run.headline['labeler']}`. *Abstained*: of the prompts the judge read. *Intent*: the benchmark-intent "
+        f"yardstick (the occupations where the benchmark's stated work plausibly belongs; kept outside the repository, here for "
+        f"{with_intent} benchmarks), with the half of its split the benchmark is in.\n\n" + _table(header, body)
+    )
+
+
 def judge_variants_text(variants: dict) -> str:
     """bench/judge_variants.json (bench/judge_variants.py): each variant of judge v4 (v5 and v6 among them)
     on the `tune` halves (where one chooses), then its paired change against v4 on the `holdout`
@@ -584,6 +613,7 @@ def sections(
     out: dict[str, Callable[[], str]] = {
         "settings": lambda: settings_table(configurables),
         "headline": lambda: headline_table(run),
+        "landing": lambda: landing_table(run),
         "validation": lambda: validation_table(run),
         "analysis": lambda: analysis_table(run),
         "sensitivity": lambda: sensitivity_table(run),

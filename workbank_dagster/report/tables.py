@@ -52,6 +52,19 @@ BENCHMARK_SOURCES_SQL = (
     "join marts.dim_benchmark as b using (benchmark) order by i.benchmark"
 )
 
+# The tasks each benchmark's labels carry (any rank), with its prompts on each and whether the task is
+# covered (over every benchmark): the report's benchmark picker.
+BENCHMARK_TASKS_SQL = """
+select l.benchmark, l.task_id, t.task, o.title as occupation_title, count(distinct l.prompt_id) as n_prompts,
+       c.n_prompts as n_prompts_all, c.covered
+from marts.fct_prompt_task_labels as l
+join marts.dim_task as t using (task_id)
+join marts.dim_occupation as o using (onet_soc_code)
+join marts.fct_task_coverage as c using (task_id)
+group by all
+order by l.benchmark, n_prompts desc, l.task_id
+"""
+
 MODEL_SCORES_SQL = """
 select s.model, s.benchmark, s.onet_soc_code, o.title, s.n_tasks, s.n_prompts, s.share_of_occupation_tasks,
        s.weighted_score, s.simple_score
@@ -103,6 +116,8 @@ def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
         "families": FAMILY_SQL,
         "benchmarks": BENCHMARK_INDEX_SQL,
         "benchmark_sources": BENCHMARK_SOURCES_SQL,
+        "landing": "select * from marts.fct_benchmark_landing order by benchmark, occupation_rank",
+        "benchmark_tasks": BENCHMARK_TASKS_SQL,
         # What the warehouse was built from, as its loads recorded it (reference files first).
         "data_versions": "select file, bytes, sha256 from marts.dim_source_file order by benchmark is not null, file",
         "model_scores": MODEL_SCORES_SQL,

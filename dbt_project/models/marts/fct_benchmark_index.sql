@@ -23,6 +23,16 @@ labels as (
     inner join {{ ref('dim_task') }} as t using (task_id)
     inner join {{ ref('fct_task_coverage') }} as c using (task_id)
     group by l.benchmark
+),
+
+judged as (
+    select
+        benchmark,
+        count(*) filter (where status = 'abstained') as n_prompts_abstained,
+        count(*) filter (where status = 'unlabeled') as n_prompts_unlabeled
+    from {{ ref('fct_prompt_judgements') }}
+    where labeler = '{{ var("active_labeler") }}'
+    group by benchmark
 )
 
 select
@@ -36,6 +46,9 @@ select
     coalesce(l.n_occupations_touched, 0) as n_occupations_touched,
     coalesce(l.n_families_reached, 0) as n_families_reached,
     p.example_prompt_id,
-    p.example_prompt
+    p.example_prompt,
+    coalesce(j.n_prompts_abstained, 0) as n_prompts_abstained,
+    coalesce(j.n_prompts_unlabeled, 0) as n_prompts_unlabeled
 from prompts as p
 left join labels as l using (benchmark)
+left join judged as j using (benchmark)
