@@ -22,9 +22,9 @@ from plotly.offline import get_plotlyjs
 
 from ..settings import WORDS_PER_CHUNK
 from . import figures, intervals
-from .landing import landing_rows, shares_text
 from .attribution import ONET_CREDIT, WORKS
 from .figures import available_figures, esc
+from .landing import landing_rows, shares_text
 
 # The labeling issue's bar on a labeler's family top-1 over labels_dev: below it, the page warns
 # that coverage counts are approximate.
