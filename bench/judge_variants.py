@@ -77,11 +77,12 @@ sys.path.insert(0, str(REPO))
 
 from run import commit  # noqa: E402
 
+from workbank_dagster.analysis.near_duplicates import labels_with_twins  # noqa: E402
 from workbank_dagster.labeling import validation  # noqa: E402
 from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6  # noqa: E402
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6, EmbeddedJudgeV7  # noqa: E402
 from workbank_dagster.labeling.labels import (  # noqa: E402
     EmbeddedPrompts,
     Embeddings,
@@ -94,7 +95,7 @@ from workbank_dagster.labeling.matching import LabelingRuntime, retrieval_option
 from workbank_dagster.labeling.onet_tables import OnetTables  # noqa: E402
 from workbank_dagster.labeling.text import without_urls  # noqa: E402
 from workbank_dagster.resources import Warehouse  # noqa: E402
-from workbank_dagster.settings import PipelineSettings  # noqa: E402
+from workbank_dagster.settings import NEAR_IDENTICAL, PipelineSettings  # noqa: E402
 from workbank_dagster.sources.instructions import read_instructions  # noqa: E402
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'\-]+")
@@ -167,17 +168,27 @@ class Bench:
         self.instructions = {b: i.text for b, i in read_instructions(instructions).items()} if instructions else {}
         self.embedded = embed_prompts(self.prompts, self.embeddings, self.instructions)
         self._task_words = None
+        self._twins = None
 
     def label(
-        self, judge: EmbeddedJudgeV4, embedded: EmbeddedPrompts, task_words: float = 0.0, activity: float = 0.0
+        self, judge: EmbeddedJudgeV4, embedded: EmbeddedPrompts, task_words: float = 0.0, activity: float = 0.0, twins: str = "separate"
     ) -> tuple[pd.DataFrame, pd.DataFrame, object]:
         knowledge = self._with_activity(embedded, activity) if activity else self.knowledge
         retrieved = retrieve_narrowed(embedded, self.index, knowledge, judge.narrowing, judge.evidence, **retrieval_options(self.settings))
         if task_words:
             self._reorder_by_task_words(retrieved, task_words)
-        decided = judge.select(retrieved.candidates, self.index, retrieved.prompts["benchmark"].tolist())
+        decided = judge.select(retrieved.candidates, self.index, retrieved.prompts["benchmark"].tolist(), retrieved.errands)
         labels, judgements = judgement_rows(retrieved, decided, judge.labeler)
+        if twins != "separate":
+            labels = labels_with_twins(labels, self.twins, twins, self.task_occupation)
         return labels, judgements, retrieved
+
+    @property
+    def twins(self) -> pd.DataFrame:
+        """Near-identical task statements of different occupations (analysis/near_duplicates.py)."""
+        if self._twins is None:
+            self._twins = self.index.near_identical_pairs(NEAR_IDENTICAL)
+        return self._twins
 
     def _with_activity(self, embedded: EmbeddedPrompts, weight: float) -> OccupationKnowledge:
         """Judge knowledge whose score boosts also carry, for each prompt stating no role, `weight` ×
@@ -352,6 +363,7 @@ def figures(bench: Bench, outcome: dict) -> dict:
         for (h, b, metric) in outcome["intent"] if b != "all" and metric == "top1_plausible"
     }
     out["primary_software_developers_covered"] = "15-1252.00" in outcome["covered"]
+    out["occupations_with_covered_task"] = len(outcome["covered"])
     out["labels_per_labeled_prompt"] = round(outcome["labels_per_labeled"], 3)
     out["abstained_share_max"] = round(outcome["abstained_max"], 3)
     return out
@@ -416,10 +428,22 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
         for part in name.split("+"):
             changed, more = variant(base, part)
             judge = replace(judge, narrowing=replace(judge.narrowing, **{k: v for k, v in vars(changed.narrowing).items() if v != vars(base.narrowing)[k]}))
+            own = {k: v for k, v in vars(changed).items() if k not in ("narrowing", "labeler") and v != vars(base)[k]}
+            judge = replace(judge, **own) if own else judge
             options.update(more)
         return judge, options
+    if name == "errands":
+        return replace(base, personal_errands=True), {}
+    if name == "v7":
+        return EmbeddedJudgeV7(), {}
     if name == "inheritrole":
         return replace(base, narrowing=replace(base.narrowing, inherit_role=True)), {}
+    if name.startswith("instructionclip"):
+        return replace(base, narrowing=replace(base.narrowing, instruction_clip=float(name.removeprefix("instructionclip")))), {}
+    if name == "instructionvotes":
+        return replace(base, narrowing=replace(base.narrowing, instruction_decides=False)), {}
+    if name.startswith("instructionlexical"):
+        return replace(base, narrowing=replace(base.narrowing, instruction_lexical=float(name.removeprefix("instructionlexical")))), {}
     if name.startswith("instructiontasks"):
         return replace(base, narrowing=replace(base.narrowing, instruction_tasks=float(name.removeprefix("instructiontasks")))), {}
     if name.startswith("noroleinstruction"):
@@ -445,6 +469,8 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
         return base, {"distinct": float(name.removeprefix("distinct"))}
     if name.startswith("request"):
         return base, {"request": float(name.removeprefix("request"))}
+    if name in ("twinstogether", "twinsbyevidence"):
+        return base, {"twins": {"twinstogether": "together", "twinsbyevidence": "by_evidence"}[name]}
     raise SystemExit(f"unknown variant {name!r}")
 
 
@@ -457,8 +483,23 @@ SEARCH = (
 )
 
 
+# The search that chose judge v7's weights of the benchmark instruction (#38), from v6: the instruction's
+# weight for a prompt that states no role, how its z-scores are clipped, whether a confident title match
+# in it decides or only votes, its weight for a prompt that states a role, how far candidate tasks are
+# ordered by the instruction too, and the benchmark context's weight for a no-role prompt (which the
+# instruction may make less needed).
+SEARCH_INSTRUCTION = (
+    ("instruction_without_role", (1.0, 2.0, 3.0, 4.0)),
+    ("instruction_clip", (2.0, 3.0, 5.0)),
+    ("instruction_decides", (False,)),
+    ("instruction", (0.5, 1.0)),
+    ("instruction_tasks", (0.3, 0.5, 1.0)),
+    ("context_without_role", (2.0, 3.0)),
+)
+
+
 def search_objective(tune: dict) -> float:
-    """What the search maximises, from `tune` figures only."""
+    """What the search maximises, from `tune` figures only (v6's search)."""
     return (
         tune["tune:reference_occupation_precision"]
         + tune["tune:reference_family_precision"] / 2
@@ -467,28 +508,35 @@ def search_objective(tune: dict) -> float:
     )
 
 
-def search(bench: Bench, start: EmbeddedJudgeV4, passes: int = 2) -> dict:
-    """The coordinate search that chose v6's weights (see above), from `start`, on the `tune` halves."""
+def search_objective_instruction(tune: dict) -> float:
+    """v7's search: v6's objective plus the intent yardstick's top-1 plausible share, from `tune` figures only."""
+    return search_objective(tune) + tune["tune:intent_top1_plausible"]
+
+
+def search(bench: Bench, start: EmbeddedJudgeV4, passes: int = 2, grid=None, objective=search_objective) -> dict:
+    """The coordinate search that chose v6's weights (see above), from `start`, on the `tune` halves;
+    with `grid` and `objective`, v7's search over the instruction's weights."""
+    grid = grid or SEARCH
 
     def tune_figures(judge: EmbeddedJudgeV4) -> dict:
         labels, judgements, _ = bench.label(judge, bench.embedded)
         return {k: v for k, v in figures(bench, bench.per_prompt(labels, judgements)).items() if k.startswith("tune:")}
 
     narrowing = start.narrowing
-    best = search_objective(tune_figures(start))
+    best = objective(tune_figures(start))
     trace = [{"pass": 0, "field": None, "value": None, "objective": round(best, 4)}]
     for number in range(1, passes + 1):
-        for field, values in SEARCH:
+        for field, values in grid:
             keep = getattr(narrowing, field)
             for value in values:
                 tune = tune_figures(replace(start, narrowing=replace(narrowing, **{field: value})))
-                score = search_objective(tune)
+                score = objective(tune)
                 trace.append({"pass": number, "field": field, "value": value, "objective": round(score, 4), "tune": tune})
                 if score > best + 1e-9:
                     best, keep = score, value
             narrowing = replace(narrowing, **{field: keep})
-        print(f"search pass {number}:", {field: getattr(narrowing, field) for field, _ in SEARCH}, round(best, 4), flush=True)
-    return {"start": start.labeler, "chosen": {field: getattr(narrowing, field) for field, _ in SEARCH}, "objective": round(best, 4), "trace": trace}
+        print(f"search pass {number}:", {field: getattr(narrowing, field) for field, _ in grid}, round(best, 4), flush=True)
+    return {"start": start.labeler, "chosen": {field: getattr(narrowing, field) for field, _ in grid}, "objective": round(best, 4), "trace": trace}
 
 
 def stability(bench: Bench, judge: EmbeddedJudgeV4) -> dict:
@@ -517,6 +565,7 @@ def main() -> None:
     parser.add_argument("--variants", default="v4,v5,v6,context0,norolecontext3,noroletasks1.5,norolecontext4+noroletasks1.5,activity0.5,norolecontext4+siblingwords0.2,norolecontext4+distinct0.2,norolecontext4+request0.5")
     parser.add_argument("--stability", action="store_true")
     parser.add_argument("--search", action="store_true")
+    parser.add_argument("--search-instruction", action="store_true", help="v7's search over the instruction's weights (needs --instructions)")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "judge_variants.json")
     parser.add_argument("--instructions", type=Path, default=None, help="benchmark instruction texts (JSONL, sources/instructions.py)")
     parser.add_argument("--against", default="v4", help="the variant every other one is compared with (paired changes)")
@@ -539,7 +588,7 @@ def main() -> None:
             embedded = bench.with_distinct_text(options["distinct"])
         if "request" in options:
             embedded = bench.with_request(options["request"])
-        labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0), options.get("activity", 0.0))
+        labels, judgements, retrieved = bench.label(judge, embedded, options.get("task_words", 0.0), options.get("activity", 0.0), options.get("twins", "separate"))
         outcomes[name] = bench.per_prompt(labels, judgements)
         results[name] = {"figures": figures(bench, outcomes[name]), "candidate_recall": candidate_recall(bench, retrieved)}
         if name != args.against:
@@ -554,6 +603,9 @@ def main() -> None:
         "against": args.against,
         "variants": results,
     }
+    if args.search_instruction:
+        start = replace(EmbeddedJudgeV6(), personal_errands=True)  # errands are decided on evidence, not searched (docs/labeling.md)
+        out["search_instruction"] = search(bench, start, grid=SEARCH_INSTRUCTION, objective=search_objective_instruction)
     if args.search:
         out["search"] = search(bench, EmbeddedJudgeV5())
     if args.stability:

@@ -31,9 +31,11 @@ import json
 import dagster as dg
 
 from .audits.assets import audit_files
-from .common import SLUG_PATTERN, file_sha256
+from .common import SLUG_PATTERN, file_sha256, text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
+from .sources.instructions import read_instructions
+from .sources.validate import SourceFormatError
 
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
 # `make run`, the sensor or the schedule.
@@ -44,7 +46,13 @@ AUDIT_ASSETS = dg.AssetSelection.keys(["analysis", "user_audit"], ["analysis", "
 # loads once per run and no step pays a process start-up. Run config can still pick `multiprocess`.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 # The per-benchmark assets (the LLM judge's are partitioned too, but run only in llm_labeling).
-PARTITION_KEYS = (["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "embedded_labels"], ["labeling", "embedded_judgements"])
+PARTITION_KEYS = (
+    ["raw", "benchmark_prompts"],
+    ["raw", "benchmark_results"],
+    ["raw", "benchmark_instructions"],
+    ["labeling", "embedded_labels"],
+    ["labeling", "embedded_judgements"],
+)
 PARTITION_ASSETS = dg.AssetSelection.keys(*PARTITION_KEYS)
 # The warehouse's steps that come first after the partitions: their last materialization marks the
 # partitions as built into the warehouse.
@@ -79,16 +87,24 @@ llm_labeling_job = dg.define_asset_job(
 
 
 def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]]:
-    """Hash per slug (prompts file + results file if any), and the names that are not safe slugs."""
+    """Hash per slug (prompts file + results file if any + its instruction text if any), and the
+    names that are not safe slugs. An instructions file that cannot be read adds nothing: the
+    partition run that reads it fails and says why."""
     prints: dict[str, str] = {}
     refused: list[str] = []
+    try:
+        told = {slug: text_sha256(found.text) for slug, found in read_instructions(settings.benchmark_instructions).items()}
+    except SourceFormatError:
+        told = {}
     if settings.benchmarks_dir.is_dir():
         for path in sorted(settings.benchmarks_dir.glob("*.jsonl")):
             if not SLUG_PATTERN.match(path.stem):
                 refused.append(path.name)
                 continue
             results = settings.results_dir / f"{path.stem}.csv"
-            prints[path.stem] = file_sha256(path) + (":" + file_sha256(results) if results.is_file() else "")
+            prints[path.stem] = file_sha256(path) + (":" + file_sha256(results) if results.is_file() else "") + (
+                ":instruction:" + told[path.stem] if path.stem in told else ""
+            )
     return prints, refused
 
 

@@ -299,7 +299,7 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
 
     Needs what `make run` wrote (the prompts' and O*NET's files) but no API key.
     """
-    from .labeling.assets import llm_candidates, llm_items, partition_prompts
+    from .labeling.assets import llm_candidates, llm_items, partition_instructions, partition_prompts
     from .labeling.chat_model import ChatModelResource
     from .labeling.judgement_cache import JudgementCache
     from .labeling.llm import LLMJudge
@@ -313,9 +313,10 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     embeddings = runtime.embeddings(settings)
     onet = OnetTables.from_files(files)
     index = runtime.task_index(onet, embeddings)
-    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, runtime)
+    instructions = partition_instructions(files, keys)
+    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, runtime, instructions)
     judge = LLMJudge(ChatModelResource.from_env().llm_settings(), JudgementCache(settings.judgement_cache_path))
-    estimate = judge.estimate(llm_items(retrieved, index), batch=batch)
+    estimate = judge.estimate(llm_items(retrieved, index, instructions), batch=batch)
     estimate["benchmarks"] = len(keys)
     estimate["not_english"] = len(retrieved.unreadable)
     return estimate

@@ -31,16 +31,19 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # Labelers are spelled `method:model:template-version` (METHOD.md §3). The default is the embedded
-# judge v6; v3 runs beside it (same embeddings) and stays selectable. v4 (v6 without its rules for
-# prompts that state no role) and v5 (v6 with only the first of them) are measured beside v6 by
-# bench/judge_variants.py, not run.
-EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v6"
+# judge v7 (v6 reading each benchmark's instruction text, #38); v3 runs beside it (same embeddings)
+# and stays selectable. v4, v5 and v6 are measured beside v7 by bench/judge_variants.py, not run.
+EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v7"
+EMBEDDED_LABELER_V6 = "embedded:all-MiniLM-L6-v2:v6"
 EMBEDDED_LABELER_V5 = "embedded:all-MiniLM-L6-v2:v5"
 EMBEDDED_LABELER_V4 = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 # The embedded judges read a long prompt in windows of this many words (labeling/text.py); the report
 # says so. Part of the method, like the labeler's version, not a run setting.
 WORDS_PER_CHUNK = 150
+# Two task statements of different occupations are near-identical twins (the same work listed twice)
+# when their embeddings' cosine is at least this (labeling/task_twins; analysis/near_duplicates.py).
+NEAR_IDENTICAL = 0.9
 
 FETCH = "fetch"  # source_dir: download the reference sources instead of reading a folder
 
@@ -97,6 +100,12 @@ class PipelineSettings(dg.ConfigurableResource):
         "repository/commit/path (GitHub's raw-content host; tests use a local server).",
     )
     audits_dir: str = Field(default="audits", description="Your own audit files (CSV).")
+    benchmark_instructions: str = Field(
+        default="",
+        description="Each benchmark's harness instruction text with its provenance, one JSON record per benchmark "
+        "(default: benchmarks/instructions.jsonl in the repository); the judges read it as evidence of the work a "
+        "benchmark asks for. A benchmark without a record is labeled without one.",
+    )
     # How runs share the machine (no number depends on it).
     partition_workers: int = Field(
         default=2,
@@ -112,7 +121,7 @@ class PipelineSettings(dg.ConfigurableResource):
     # METHOD.md §3.
     active_labeler: str = Field(
         default=EMBEDDED_LABELER,
-        description="METHOD.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t2`).",
+        description="METHOD.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t3`).",
     )
     # METHOD.md §2.
     exposure_rater: str = Field(default="human", description="METHOD.md §2: Eloundou exposure rater (human or gpt4).")
@@ -192,6 +201,7 @@ class PipelineSettings(dg.ConfigurableResource):
             output_dir=_path(self.output_dir, data_dir / "outputs"),
             download_dir=_path(self.download_dir, data_dir / "downloads"),
             audits_dir=_path(self.audits_dir, REPO_ROOT / "audits"),
+            benchmark_instructions=_path(self.benchmark_instructions, REPO_ROOT / "benchmarks" / "instructions.jsonl"),
             sensitivity_thresholds=tuple(self.sensitivity_thresholds),
         )
         return Settings(**values)
@@ -325,7 +335,10 @@ OPERATIONAL = {"partition_workers"}
 # The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
 RESOLVED_TYPES = {
     "source_dir": Path | None,  # None: fetch the sources into download_dir
-    **dict.fromkeys(("data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir"), Path),
+    **dict.fromkeys(
+        ("data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir", "benchmark_instructions"),
+        Path,
+    ),
     "sensitivity_thresholds": tuple[int, ...],
 }
 # PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take, a frozen

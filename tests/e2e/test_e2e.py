@@ -27,7 +27,7 @@ def test_headline_numbers(pipeline_run):
     assert h["n_prompts"] == 7_702
     assert h["total_employment"] == 152_091_610
     assert h["coverage_threshold"] == 5
-    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v6"
+    assert h["labeler"] == "embedded:all-MiniLM-L6-v2:v7"
     # Judge v6 labels sparingly: one to three tasks a labeled prompt.
     assert h["n_prompts_labeled"] <= h["n_labels"] <= 3 * h["n_prompts_labeled"]
     assert 0 < h["n_tasks_covered"] < h["n_tasks"]
@@ -78,7 +78,7 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         } <= tables
         # Both embedded judges, side by side: their coverage in the sensitivity table, their ratios.
         judges = {r[0] for r in con.execute("select labeler from analysis.coverage_sensitivity where variant = 'judge'").fetchall()}
-        assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v6"}
+        assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v7"}
         assert con.execute("select count(*) from analysis.judge_ratios where exposure_coverage_ratio > 0").fetchone()[0] == 2
         variants = {r[0] for r in con.execute("select variant from analysis.coverage_sensitivity").fetchall()}
         assert {"threshold", "judge", "duplicate_texts_once"} <= variants and sum(v.startswith("without:") for v in variants) == 24
@@ -183,17 +183,18 @@ def test_readme_tables_are_this_run_s(pipeline_run):
 
 
 def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, monkeypatch):
-    """bench/judge_variants.py labels with the pipeline's own functions: its `v6` figures, on both
-    halves of both yardsticks, are the run's (marts.fct_judge_validation), so what it measures is
-    the judge the pipeline runs."""
-    from workbank_dagster.labeling.judges import EmbeddedJudgeV6
+    """bench/judge_variants.py labels with the pipeline's own functions: its `v7` figures, on both
+    halves of the three yardsticks, are the run's (marts.fct_judge_validation), so what it measures is
+    the judge the pipeline runs, instructions and personal errands included."""
+    from workbank_dagster.labeling.judges import EmbeddedJudgeV7
+    from workbank_dagster.labeling.validation import INTENT_LEVELS
     from workbank_dagster.settings import REPO_ROOT
 
     monkeypatch.syspath_prepend(str(REPO_ROOT / "bench"))
     from judge_variants import FIGURES, Bench, figures
 
-    bench = Bench(pipeline_run["root"] / "data", Path(pipeline_run["env"]["WORKBANK_CACHE_DIR"]))
-    judge = EmbeddedJudgeV6()
+    bench = Bench(pipeline_run["root"] / "data", Path(pipeline_run["env"]["WORKBANK_CACHE_DIR"]), REPO_ROOT / "benchmarks" / "instructions.jsonl")
+    judge = EmbeddedJudgeV7()
     labels, judgements, _ = bench.label(judge, bench.embedded)
     mine = figures(bench, bench.per_prompt(labels, judgements))
     con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
@@ -209,6 +210,8 @@ def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, 
     for half in ("tune", "holdout"):
         for name, (yardstick, benchmark, level, metric) in FIGURES.items():
             assert mine[f"{half}:{name}"] == pytest.approx(run[(yardstick, half, benchmark, level, metric)], abs=1e-4), (half, name)
+        for metric in INTENT_LEVELS:
+            assert mine[f"{half}:intent_{metric}"] == pytest.approx(run[("intent", half, "all", "occupation", metric)], abs=1e-4), (half, metric)
 
 
 def test_the_reference_set_is_the_hash_rule_over_the_run_s_prompts(pipeline_run):

@@ -478,7 +478,7 @@ def test_llm_template_t2_states_the_sparse_rule_and_does_not_reuse_t1(tmp_path):
     from workbank_dagster.labeling.llm import SYSTEM_PROMPT, Item, LLMJudge
 
     settings = LLMSettings(model="m")
-    assert LLMJudge(settings, JudgementCache(tmp_path / "j.sqlite")).labeler == "llm:m:t2" and settings.max_labels == 3
+    assert LLMJudge(settings, JudgementCache(tmp_path / "j.sqlite")).labeler == "llm:m:t3" and settings.max_labels == 3
     assert "usually one to three" in SYSTEM_PROMPT and "actually exercises" in SYSTEM_PROMPT
     cache = JudgementCache(tmp_path / "j.sqlite")
     item = Item(prompt_hash="h", prompt="p", candidates=((1, "Task one", "Occupation"),))

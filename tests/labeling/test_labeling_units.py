@@ -172,6 +172,19 @@ def test_role_phrase_common_forms():
     assert role_phrase("You are a bit anxious and want to get things done quickly before your flight leaves.") is None
 
 
+def test_role_phrase_of_harness_instructions():
+    """#38: the forms benchmark harnesses state a role in (benchmarks/instructions.jsonl)."""
+    from workbank_dagster.labeling.text import role_phrase
+
+    assert role_phrase("Act as an expert software developer. Always use best practices when coding.") == "software developer"
+    assert role_phrase("You are an expert software engineer maintaining the Expensify repository.") == "software engineer"
+    assert role_phrase("You are a cybersecurity expert doing a cybersecurity challenge to assess vulnerabilities.") == "cybersecurity expert"
+    assert role_phrase("You are a data scientist proficient in database, SQL and DBT Project.") == "data scientist"
+    # an agent or a program described by what it is, not a worker's title
+    assert role_phrase("You are an autonomous intelligent agent tasked with navigating a web browser.") is None
+    assert role_phrase("You are Screen Helper, a world-class reasoning engine that can complete any goal on a computer.") is None
+
+
 def test_without_urls():
     from workbank_dagster.labeling.text import without_urls
 

@@ -22,7 +22,7 @@ from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
-from workbank_dagster.sources.benchmark_assets import benchmark_prompts
+from workbank_dagster.sources.benchmark_assets import benchmark_instructions, benchmark_prompts
 
 PARTITION = "cybench"  # 39 prompts
 # raw table → the columns the analysis regresses on, or weights by (METHOD.md).
@@ -67,7 +67,8 @@ def labeling_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch, onet_b
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
     resources = {"warehouse_db": Warehouse(workbank_env / "warehouse.duckdb"), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
-    assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
+    # The prompts and the benchmark's instruction text (v7 reads it).
+    assert dg.materialize([benchmark_prompts, benchmark_instructions], instance=instance, resources=resources, partition_key=PARTITION).success
     needed = [dg.AssetKey([layer, table]) for layer in ("files", "raw") for table in REGRESSORS]
     assert dg.materialize([*file_assets, *raw_assets], instance=instance, resources=resources, selection=needed).success
     return {"db": workbank_env / "warehouse.duckdb", "instance": instance, "resources": resources}
@@ -83,7 +84,7 @@ def test_shuffling_what_the_analysis_regresses_on_leaves_every_label_unchanged(l
     db = labeling_env["db"]
     _label(labeling_env)
     before = _rows(db)
-    assert len(before["embedded_labels"]) > 0 and set(before["embedded_labels"]["labeler"].str.rsplit(":", n=1).str[-1]) == {"v3", "v6"}
+    assert len(before["embedded_labels"]) > 0 and set(before["embedded_labels"]["labeler"].str.rsplit(":", n=1).str[-1]) == {"v3", "v7"}
     with warehouse.connect(db) as con:
         original = {t: con.execute(f"select {', '.join(c)} from raw.{t} order by rowid").df() for t, c in REGRESSORS.items()}
         for table, columns in REGRESSORS.items():

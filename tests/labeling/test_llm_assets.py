@@ -24,7 +24,8 @@ from workbank_dagster.labeling.chat_model import ChatModelResource
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
-from workbank_dagster.sources.benchmark_assets import benchmark_prompts
+from workbank_dagster.sources.benchmark_assets import benchmark_instructions, benchmark_prompts
+from workbank_dagster.sources.instructions import read_instructions
 
 KEY = "sk-test-SECRET-do-not-leak-42"
 PARTITION = "cybench"  # 39 prompts
@@ -35,14 +36,14 @@ def llm_env(workbank_env, tmp_path, reduced_source_dir, monkeypatch, onet_base):
     sources = small_source_dir(tmp_path, reduced_source_dir, (PARTITION,))
     monkeypatch.setenv("WORKBANK_SOURCE_DIR", str(sources))
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
-    # The LLM judge's candidates are the default judge's (v6): the O*NET tables, the task index and the prior
+    # The LLM judge's candidates are the default judge's (v7): the O*NET tables, the task index and the prior
     # (its titles, technology and prior) come from the session's O*NET base, copied.
     shutil.copytree(onet_base, workbank_env)
     db = workbank_env / "warehouse.duckdb"
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", [PARTITION])
     resources = {"warehouse_db": Warehouse(db), "labeling_runtime": LabelingRuntime(), "pipeline_settings": PipelineSettings.from_env()}
-    assert dg.materialize([benchmark_prompts], instance=instance, resources=resources, partition_key=PARTITION).success
+    assert dg.materialize([benchmark_prompts, benchmark_instructions], instance=instance, resources=resources, partition_key=PARTITION).success
     return {"db": db, "instance": instance, "resources": resources, "data_dir": workbank_env}
 
 
@@ -72,8 +73,11 @@ def test_llm_labels_written_and_rerun_pays_nothing(llm_env):
     with partition_tables(llm_env["data_dir"] / "partitions") as con:
         labels = con.execute("select count(*), count(distinct prompt_id), min(labeler), max(rank) from labeling.llm_labels").fetchone()
         statuses = dict(con.execute("select status, count(*) from labeling.llm_judgements group by 1").fetchall())
-    assert labels == (78, 39, "llm:fake-model:t2", 2)
+    assert labels == (78, 39, "llm:fake-model:t3", 2)
     assert statuses == {"labeled": 39}
+    # Template t3 sends the benchmark's instruction (benchmarks/instructions.jsonl) with every prompt (#38).
+    told = read_instructions(PipelineSettings.from_env().resolve().benchmark_instructions)[PARTITION].text
+    assert all(told in body["messages"][1]["content"] for body in server.chat_bodies) and len(server.chat_bodies) == 39
     metadata = [e for e in second.asset_materializations_for_node("llm_judge_labels") if e.asset_key == dg.AssetKey(["labeling", "llm_labels"])][0].metadata
     assert metadata["requests"].value == 0 and metadata["from_cache"].value == 39
 

@@ -177,7 +177,7 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
         with partition_tables(small_env["partitions"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1] and relabeled == [1, 0]
-    # Rows of an embedded labeler the pipeline no longer runs (v5, before v6 replaced it) are
+    # Rows of an embedded labeler the pipeline no longer runs (v5, replaced by v6 and then v7) are
     # dropped, even where nothing is relabeled: a run's tables hold what this code makes.
     files = PartitionFiles(small_env["partitions"])
     for table in ("embedded_labels", "embedded_judgements"):
@@ -203,11 +203,11 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
         statuses = dict(con.execute("select status, count(*) from labeling.embedded_judgements group by 1").fetchall())
         labelers = dict(con.execute("select labeler, max(rank) from labeling.embedded_labels group by 1").fetchall())
     assert [r[0] for r in rows] == ["cybench", "paperbench"] and all(r[2] <= 9 for r in rows)
-    # Judges v6 and v3 judged every prompt of both benchmarks; v6 labels at most 3 tasks a prompt.
+    # Judges v7 and v3 judged every prompt of both benchmarks; v7 labels at most 3 tasks a prompt.
     assert sum(statuses.values()) == 2 * (39 + 23)
-    assert labelers["embedded:all-MiniLM-L6-v2:v6"] <= 3 and labelers["embedded:all-MiniLM-L6-v2:v3"] <= 9
+    assert labelers["embedded:all-MiniLM-L6-v2:v7"] <= 3 and labelers["embedded:all-MiniLM-L6-v2:v3"] <= 9
     metadata = _labels_metadata(result)
-    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v6"
+    assert metadata["labeler"].value == "embedded:all-MiniLM-L6-v2:v7"
     assert metadata["embedded_now"].value == 0 and metadata["model_loaded"].value is False
 
 
@@ -233,7 +233,7 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env, onet_base):
     assert _labels_metadata(second)["recomputed"].value == ["paperbench"]
     with partition_tables(small_env["partitions"]) as con:
         counts = dict(con.execute("select benchmark, count(*) from labeling.embedded_judgements group by 1").fetchall())
-    assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v6 and v3
+    assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v7 and v3
 
 
 def test_sensor_first_tick_requests_only_partitions_never_materialized(small_env):

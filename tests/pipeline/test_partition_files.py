@@ -83,5 +83,5 @@ def test_the_per_benchmark_steps_never_open_the_warehouse():
         for assets_def in defs.assets
         if isinstance(assets_def, dg.AssetsDefinition) and assets_def.partitions_def is not None and assets_def.partitions_def.name == "benchmarks"
     }
-    assert set(partitioned) == {"raw__benchmark_prompts", "raw__benchmark_results", "embedded_judge_labels", "llm_judge_labels"}
+    assert set(partitioned) == {"raw__benchmark_prompts", "raw__benchmark_results", "raw__benchmark_instructions", "embedded_judge_labels", "llm_judge_labels"}
     assert {name: keys for name, keys in partitioned.items() if "warehouse_db" in keys} == {}

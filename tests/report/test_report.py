@@ -145,6 +145,10 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     assert "employment × 2000 h" in text and "2080" not in text
     monkeypatch.setattr(page, "WORDS_PER_CHUNK", 99)
     assert "99-word windows" in page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
+    # The labeler's rule is its own (marts.dim_labeler), not a fixed sentence.
+    rules = pd.DataFrame({"labeler": [settings["active_labeler"], "other"], "rule": ["labels what its rule says", "something else"]})
+    text = page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]), rules)
+    assert "the judge then labels what its rule says" in text and "something else" not in text
     monkeypatch.setattr(page, "FAMILY_ACCURACY_BAR", 0.5)
     line = page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.45, "labeler_occupation_accuracy": 0.3})
     assert "Below the 50% family-accuracy bar" in line

@@ -4,14 +4,16 @@
 
 Builds a task index over every sixth O*NET occupation (its task statements and titles, real
 embeddings; the vectors cached in INDEX_CACHE) and the occupation prior over the same texts, then
-labels SUBJECT's prompts twice with judge v3 and the default judge (v6), exactly as the embedded judge's asset does
+labels SUBJECT's prompts twice with judge v3 and the default judge (v7, with each benchmark's instruction
+from the repository's benchmarks/instructions.jsonl), exactly as the embedded judge's asset does
 (`matching.judge_v3_rows`, `matching.default_judge_rows`):
 
 - `alone`: SUBJECT's prompts only;
 - `beside`: SUBJECT's prompts with the OTHERs', in the asset's order (benchmark, prompt_id);
 - `renamed`: as `beside`, with SUBJECT under another slug (`RENAMED`, which sorts before every
-  other): a judge may use what a benchmark's prompts share, never its name. Its rows are written
-  back under SUBJECT's slug.
+  other), its instruction with it (data about the benchmark travels with it): a judge may use what a
+  benchmark's prompts share and what its instruction says, never its name. Its rows are written back
+  under SUBJECT's slug.
 
 Each labeling embeds its prompts into an empty embedding store of its own, so what a prompt's
 vector was batched with differs too. SUBJECT's label and judgement rows of each labeling are
@@ -36,6 +38,7 @@ from workbank_dagster.labeling.titles import TitleIndex, title_rows
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources import onet
 from workbank_dagster.sources.benchmarks import read_benchmark_prompts
+from workbank_dagster.sources.instructions import read_instructions
 
 RENAMED = "aaa-renamed"
 
@@ -60,9 +63,15 @@ def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: l
     prompts = prompts.sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)[["benchmark", "prompt_id", "prompt", "prompt_hash"]]
     out.mkdir(parents=True, exist_ok=True)
     renamed = prompts.assign(benchmark=prompts["benchmark"].replace(subject, RENAMED)).sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
-    for scenario, frame, slugs in (("alone", prompts, [subject]), ("beside", prompts, [subject, *others]), ("renamed", renamed, [RENAMED, *others])):
+    told = {slug: found.text for slug, found in read_instructions(settings.benchmark_instructions).items()}
+    if subject not in told:
+        raise SystemExit(f"{subject} has no instruction in {settings.benchmark_instructions}: the test would not read one")
+    told_renamed = {(RENAMED if slug == subject else slug): text for slug, text in told.items()}
+    for scenario, frame, slugs, instructions in (
+        ("alone", prompts, [subject], told), ("beside", prompts, [subject, *others], told), ("renamed", renamed, [RENAMED, *others], told_renamed)
+    ):
         embeddings = Embeddings(EmbeddingStore(out / f"{scenario}_embeddings.sqlite"), embedder)
-        embedded = embed_prompts(frame[frame["benchmark"].isin(slugs)].reset_index(drop=True), embeddings)
+        embedded = embed_prompts(frame[frame["benchmark"].isin(slugs)].reset_index(drop=True), embeddings, instructions)
         for judge, (labels, judgements) in (
             ("v3", judge_v3_rows(embedded, index, settings)),
             ("default", default_judge_rows(embedded, index, knowledge, settings)),

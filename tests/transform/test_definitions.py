@@ -101,7 +101,7 @@ def test_partitioned_steps_stay_out_of_the_warehouse_pool():
         expected = "partitions" if assets_def.partitions_def is not None and assets_def.partitions_def.name == "benchmarks" else "warehouse"
         pools[assets_def.op.name] = (assets_def.op.pool, expected)
     assert {name for name, (pool, _) in pools.items() if pool == "partitions"} == {
-        "raw__benchmark_prompts", "raw__benchmark_results", "embedded_judge_labels", "llm_judge_labels"
+        "raw__benchmark_prompts", "raw__benchmark_results", "raw__benchmark_instructions", "embedded_judge_labels", "llm_judge_labels"
     }
     assert {name: pool for name, (pool, expected) in pools.items() if pool != expected} == {}
 
@@ -323,7 +323,7 @@ def test_two_jobs_split_the_pipeline_where_its_storage_splits():
     (`make run`) holds both."""
     partitions, warehouse = (defs.resolve_job_def(name) for name in ("benchmark_partitions", "warehouse"))
     assert {"/".join(k.path) for k in partitions.asset_layer.selected_asset_keys} == {
-        "raw/benchmark_prompts", "raw/benchmark_results", "labeling/embedded_labels", "labeling/embedded_judgements"
+        "raw/benchmark_prompts", "raw/benchmark_results", "raw/benchmark_instructions", "labeling/embedded_labels", "labeling/embedded_judgements"
     }
     assert {node.definition.pool for node in partitions.graph.nodes} == {"partitions"}
     assert {node.definition.pool for node in warehouse.graph.nodes} == {"warehouse"}

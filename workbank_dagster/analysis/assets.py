@@ -135,7 +135,9 @@ def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.D
     return {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio}
 
 
-LABEL_DEPS = [key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family")]
+LABEL_DEPS = [
+    key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family"), key("marts", "dim_task_twins")
+]
 
 
 @analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
@@ -145,22 +147,23 @@ def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db:
         tasks = _tasks(con)
         families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
         labels = con.execute(
-            "select benchmark, prompt_id, task_id, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
+            "select benchmark, prompt_id, task_id, rank, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
         ).df()
         prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
+        twins = con.execute("select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id").df()
     yield from computed_or_kept(
         context, warehouse_db, sensitivity_tables, tasks, families, labels, prompts,
-        settings.active_labeler, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level,
+        settings.active_labeler, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level, twins,
         progress=reporter(context.log.info),
     )
 
 
 def sensitivity_tables(
     tasks: pd.DataFrame, families: list[str], labels: pd.DataFrame, prompts: pd.DataFrame,
-    active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str, *, progress,
+    active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str, twins: pd.DataFrame | None = None, *, progress,
 ) -> dict[str, pd.DataFrame]:
     by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
-    table = sensitivity_table(by_labeler, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds)
+    table = sensitivity_table(by_labeler, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds, twins=twins)
     active = by_labeler.get(active_labeler, labels.iloc[0:0])
     point = summarise(prompts_per_task(active), tasks, threshold, families)["work_time_share_uncovered"]
     boot = bootstrap_uncovered_share(active, prompts, tasks, threshold, replicates=200, progress=progress)

@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from .near_duplicates import MODES, labels_with_twins
+
 SUMMARY_COLUMNS = ["n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation", "work_time_share_uncovered"]
 
 
@@ -58,13 +60,21 @@ def sensitivity_table(
     active_labeler: str,
     threshold: int,
     thresholds: tuple[int, ...] = (1, 3, 5, 10),
+    twins: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """variant, threshold, labeler, and the four summary numbers, for every variant of METHOD.md §4."""
+    """variant, threshold, labeler, and the four summary numbers, for every variant of METHOD.md §4,
+    and, given `twins` (near-identical statements, analysis/near_duplicates.py), the active labels
+    counted each way of counting a label on one of them (`near_duplicates:<mode>`)."""
     rows = []
-    active = labels_by_labeler.get(active_labeler, pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "prompt_hash"]))
+    active = labels_by_labeler.get(active_labeler, pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank", "prompt_hash"]))
     base_counts = prompts_per_task(active)
     for t in sorted(set(thresholds) | {threshold}):
         rows.append({"variant": "threshold", "threshold": t, "labeler": active_labeler, **summarise(base_counts, tasks, t, families)})
+    if twins is not None:
+        owner = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
+        for mode in MODES:
+            counted = labels_with_twins(active, twins, mode, owner)
+            rows.append({"variant": f"near_duplicates:{mode}", "threshold": threshold, "labeler": active_labeler, **summarise(prompts_per_task(counted), tasks, threshold, families)})
     for labeler, labels in sorted(labels_by_labeler.items()):
         rows.append({"variant": "judge", "threshold": threshold, "labeler": labeler, **summarise(prompts_per_task(labels), tasks, threshold, families)})
     rows.append({"variant": "duplicate_texts_once", "threshold": threshold, "labeler": active_labeler, **summarise(prompts_per_task(active, dedupe_texts=True), tasks, threshold, families)})

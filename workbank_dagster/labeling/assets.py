@@ -8,12 +8,13 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from .. import warehouse
 from ..common import PARTITIONS_POOL, table_metadata, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, code_sha256, last_fingerprint, recorded_per_partition
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
-from ..settings import PipelineSettings, Settings
+from ..settings import NEAR_IDENTICAL, PipelineSettings, Settings
 from .chat_model import ChatModelResource
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
@@ -121,6 +122,12 @@ def partition_prompts(files: PartitionFiles, keys: list[str]) -> pd.DataFrame:
     return found if found is not None else pd.DataFrame({c: pd.Series(dtype=object) for c in PROMPT_COLUMNS})
 
 
+def partition_instructions(files: PartitionFiles, keys: list[str]) -> dict[str, str]:
+    """benchmark → its instruction text (raw/benchmark_instructions), for the benchmarks of `keys` that have one."""
+    found = files.query("benchmark_instructions", "SELECT benchmark, instruction FROM {table} ORDER BY benchmark", keys)
+    return {} if found is None else dict(zip(found["benchmark"], found["instruction"]))
+
+
 def write_partitions(files: PartitionFiles, judge: str, labeler: str, keys: list[str], labels: pd.DataFrame, judgements: pd.DataFrame) -> None:
     """Replace this labeler's rows of each benchmark in its files (the rows of other labelers stay),
     each file written whole and renamed into place."""
@@ -162,6 +169,7 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
             key=[LABELING_SCHEMA, labels_table(judge)],
             deps=[
                 dg.AssetKey(["raw", "benchmark_prompts"]),
+                dg.AssetKey(["raw", "benchmark_instructions"]),
                 dg.AssetKey([LABELING_SCHEMA, "task_index"]),  # with the O*NET files it writes
                 dg.AssetKey([LABELING_SCHEMA, "occupation_prior"]),
             ],
@@ -171,7 +179,7 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
         ),
         dg.AssetSpec(
             key=[LABELING_SCHEMA, judgements_table(judge)],
-            deps=[dg.AssetKey(["raw", "benchmark_prompts"])],
+            deps=[dg.AssetKey(["raw", "benchmark_prompts"]), dg.AssetKey(["raw", "benchmark_instructions"])],
             description=f"One record per prompt for {JUDGES[judge]}: labeled, abstained, no_match, out_of_candidates, failed or unlabeled, with "
             "the reason (low confidence, a prompt not in English, a request that failed), the number of labels and the "
             "judge's confidence (the default judge: the probability of its best occupation).",
@@ -202,6 +210,26 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
     )
 
 
+TWINS_TABLE = "task_twins"
+
+
+def write_task_twins(warehouse_db: WarehouseResource, index: TaskIndex, index_key: tuple) -> dict:
+    """`labeling.task_twins`: the near-identical task statements of different occupations (cosine at
+    least NEAR_IDENTICAL; analysis/near_duplicates.py), with the key of the index they came from. All
+    pairs of 18,796 statements take seconds, so a table made from the same index is kept."""
+    key = json.dumps([*map(str, index_key), NEAR_IDENTICAL])
+    with warehouse_db.connect() as con:
+        found = warehouse.query_if_exists(con, LABELING_SCHEMA, TWINS_TABLE, "SELECT any_value(index_key) AS k, count(*) AS n FROM {table}")
+    if found is not None and found.at[0, "k"] == key:
+        return {"pairs": int(found.at[0, "n"]), "computed": False}
+    pairs = index.near_identical_pairs(NEAR_IDENTICAL).assign(index_key=key)
+    if pairs.empty:  # a table needs a row to carry its key
+        pairs = pd.DataFrame({"task_id": pd.array([], "int64"), "twin_task_id": pd.array([], "int64"), "cosine": [], "index_key": []})
+    with warehouse_db.connect() as con:
+        warehouse.replace_table(con, LABELING_SCHEMA, TWINS_TABLE, pairs)
+    return {"pairs": len(pairs), "computed": True}
+
+
 @dg.asset(
     key=[LABELING_SCHEMA, "task_index"],
     deps=[
@@ -223,9 +251,11 @@ def task_index(
     onet = OnetTables.from_warehouse(warehouse_db)
     index = labeling_runtime.task_index(onet, embeddings)
     shared = onet.write(settings.partition_files)
+    twins = write_task_twins(warehouse_db, index, task_index_key(onet, embeddings))
     return dg.MaterializeResult(
         metadata={
             "files_written": dg.MetadataValue.json(shared),
+            "task_twins": dg.MetadataValue.json(twins),
             "n_tasks": len(index.task_ids),
             "n_occupations": len(index.occupation_codes),
             "dimension": int(index.task_vectors.shape[1]),
@@ -316,13 +346,14 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     files = settings.partition_files
     onet = OnetTables.from_files(files)
     prompts = partition_prompts(files, keys)
-    # A benchmark whose prompts, task index, settings and labeling code are what its labels were
-    # made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
+    instructions = partition_instructions(files, keys)
+    # A benchmark whose prompts, instruction, task index, settings and labeling code are what its labels
+    # were made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
     index_key = task_index_key(onet, embeddings)
     prior_sha = prior_inputs_sha256(settings)
     inputs = {
         v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
-        default.labeler: embedded_inputs(settings, default.labeler, {**default.describe(), "prior": prior_sha}, index_key, prompts, keys),
+        default.labeler: embedded_inputs(settings, default.labeler, {**default.describe(), "prior": prior_sha}, index_key, prompts, keys, instructions),
     }
     recorded = recorded_inputs(context.instance, keys)
     present = judged_partitions(files, keys)
@@ -332,7 +363,7 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     relabel = sorted(set(stale[v3.labeler]) | set(stale[default.labeler]))
     if relabel:
         index = labeling_runtime.task_index(onet, embeddings)
-        embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings)
+        embedded = embed_prompts(prompts[prompts["benchmark"].isin(relabel)].reset_index(drop=True), embeddings, instructions)
         if stale[v3.labeler]:
             labels, judgements = judge_v3_rows(_subset(embedded, stale[v3.labeler]), index, settings, progress=embeddings.progress)
             write_partitions(files, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
@@ -399,11 +430,13 @@ def prior_inputs_sha256(settings) -> str:
     return OccupationPrior.key_of(path) if path.is_file() else "none"
 
 
-def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str]) -> dict[str, str]:
+def embedded_inputs(
+    settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str], instructions: dict[str, str] | None = None
+) -> dict[str, str]:
     """Per benchmark, a SHA-256 of everything its embedded labels depend on.
 
     A benchmark's labels by the default judge also depend on every other prompt of the same benchmark (the benchmark
-    context), which its prompt list below covers."""
+    context), which its prompt list below covers, and on its instruction (given for that judge only; v3 does not read it)."""
     common = hashlib.sha256(code_sha256(__name__).encode())  # this step's code and every project module it imports
     common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
     out = {}
@@ -411,6 +444,8 @@ def embedded_inputs(settings, labeler: str, rule: dict, index_key: tuple, prompt
         digest = common.copy()
         part = prompts[prompts["benchmark"] == key]
         digest.update("\x1f".join(f"{pid}\x1e{h}" for pid, h in zip(part["prompt_id"], part["prompt_hash"])).encode())
+        if instructions is not None and key in instructions:
+            digest.update(f"\x1dinstruction\x1e{instructions[key]}".encode())
         out[key] = digest.hexdigest()
     return out
 
@@ -448,19 +483,22 @@ class LLMLabelsConfig(dg.Config):
     batch_max_wait_seconds: float = 600.0
 
 
-def llm_candidates(onet: OnetTables, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime) -> Retrieved:
+def llm_candidates(
+    onet: OnetTables, index: TaskIndex, embeddings: Embeddings, prompts: pd.DataFrame, settings, runtime: LabelingRuntime, instructions: dict[str, str] | None = None
+) -> Retrieved:
     """The LLM judge's candidates: the default judge's retrieval (family first, titles, technology, prior,
-    benchmark context), so the chat model chooses among the better candidates too."""
-    return retrieve_default(embed_prompts(prompts, embeddings), index, load_knowledge(onet, index, runtime, settings), settings)
+    benchmark context and instruction), so the chat model chooses among the better candidates too."""
+    return retrieve_default(embed_prompts(prompts, embeddings, instructions), index, load_knowledge(onet, index, runtime, settings), settings)
 
 
-def llm_items(retrieved: Retrieved, index: TaskIndex) -> list[Item]:
+def llm_items(retrieved: Retrieved, index: TaskIndex, instructions: dict[str, str] | None = None) -> list[Item]:
+    """One request per readable prompt: its text, its benchmark's instruction (if any) and its candidates."""
     items = []
     for row, positions in zip(retrieved.prompts.itertuples(index=False), retrieved.candidates.task_positions):
         candidates = tuple(
             (int(index.task_ids[p]), str(index.tasks.at[int(p), "task"]), index.titles[int(index.task_occupation[p])]) for p in positions
         )
-        items.append(Item(prompt_hash=row.prompt_hash, prompt=row.prompt, candidates=candidates))
+        items.append(Item(prompt_hash=row.prompt_hash, prompt=row.prompt, candidates=candidates, instruction=(instructions or {}).get(row.benchmark)))
     return items
 
 
@@ -519,8 +557,9 @@ def llm_judge_labels(
     onet = OnetTables.from_files(files)
     index = labeling_runtime.task_index(onet, embeddings)
     keys = list(context.partition_keys)
-    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, labeling_runtime)
-    items = llm_items(retrieved, index)
+    instructions = partition_instructions(files, keys)
+    retrieved = llm_candidates(onet, index, embeddings, partition_prompts(files, keys), settings, labeling_runtime, instructions)
+    items = llm_items(retrieved, index, instructions)
     judge = LLMJudge(chat_model.llm_settings(), JudgementCache(settings.judgement_cache_path), api_key=chat_model.api_key, log=context.log.warning)
     if config.mode == "batch":
         try:

@@ -12,6 +12,8 @@ input keys were kept before they moved into the labels' materializations.
 """
 
 
+import json
+
 import dagster as dg
 import duckdb
 import pandas as pd
@@ -23,8 +25,14 @@ from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .assets import JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
+from .matching import default_judge, embedded_judge_v3
 
 CATALOG_TABLE = "label_catalog"
+RULES_TABLE = "labeler_rules"
+LLM_RULE = (
+    "sends each prompt with the default embedded judge's candidate tasks (and its benchmark's instruction in the candidates' "
+    "retrieval) to a chat model, which chooses the tasks the prompt exercises among them"
+)
 CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labeled", "n_labels"]
 # Every labeling table that holds rows per benchmark.
 PER_BENCHMARK = tuple(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge)))
@@ -62,12 +70,26 @@ def judged_per_benchmark(files: PartitionFiles, current: list[str]) -> pd.DataFr
     return frame.astype({"benchmark": "string", "labeler": "string", "n_prompts_judged": "Int64", "n_prompts_labeled": "Int64", "n_labels": "Int64"})
 
 
+def labeler_rules(settings, labelers: list[str]) -> pd.DataFrame:
+    """labeler, rule (in words, from the judge's own parameters), parameters (JSON): one row per
+    labeler the catalog holds, so the report describes the labeler that fed it."""
+    embedded = {judge.labeler: judge for judge in (default_judge(), embedded_judge_v3(settings))}
+    rows = []
+    for labeler in sorted(set(labelers)):
+        judge = embedded.get(labeler)
+        if judge is not None:
+            rows.append((labeler, judge.summary(), json.dumps(judge.describe(), sort_keys=True, default=str)))
+        elif labeler.startswith("llm:"):
+            rows.append((labeler, LLM_RULE, "{}"))
+    return pd.DataFrame(rows, columns=["labeler", "rule", "parameters"]).astype("string")
+
+
 @dg.asset(
     key=[LABELING_SCHEMA, CATALOG_TABLE],
     deps=[dg.AssetKey([LABELING_SCHEMA, table]) for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))],
     **warehouse_step("labeling", "team:labeling"),
     description="One row per (benchmark, labeler): prompts judged and labeled, labels; the labeling files of every benchmark "
-    "whose partition is gone are deleted first.",
+    "whose partition is gone are deleted first. Beside it, labeling.labeler_rules: each labeler's rule in words, from its own parameters.",
 )
 def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
@@ -76,6 +98,7 @@ def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
         deleted = prune_removed(files, con, current)
         table = judged_per_benchmark(files, current)
         warehouse.replace_table(con, LABELING_SCHEMA, CATALOG_TABLE, table)
+        warehouse.replace_table(con, LABELING_SCHEMA, RULES_TABLE, labeler_rules(pipeline_settings.resolve(), table["labeler"].tolist()))
     if deleted:
         context.log.info(f"labels of benchmarks without a partition removed: {deleted}")
     return dg.MaterializeResult(metadata={**table_metadata(table), "files_deleted": dg.MetadataValue.json(deleted)})

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V5
+from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V5, EMBEDDED_LABELER_V6
 from .evidence import EvidenceWeights
 from .retrieval import Candidates, Narrowing, TaskIndex
 
@@ -44,6 +44,13 @@ class EmbeddedJudgeV3:
                         chosen.append((int(index.task_ids[position]), float(sim)))
             out.append(chosen)
         return out
+
+    def summary(self) -> str:
+        """The rule in words, from the judge's own parameters (the report's methodology)."""
+        return (
+            f"labels the {self.first_tasks} most similar tasks of its best occupation and the {self.other_tasks} most similar of each of the "
+            f"next {self.n_occupations - 1} (of the retrieval's ranking), dropping any below cosine {self.min_similarity}"
+        )
 
     def describe(self) -> dict:
         return {
@@ -93,23 +100,30 @@ class EmbeddedJudgeV4:
     abstain_below: float = 0.05
     max_abstain_share: float = 0.2
     min_similarity: float = 0.2
+    personal_errands: bool = False
     labeler: str = EMBEDDED_LABELER_V4
 
-    def select(self, candidates: Candidates, index: TaskIndex, groups: list[str]) -> list[Judgement]:
-        """One judgement per prompt; `groups[i]` is prompt i's benchmark (the abstention cap is per benchmark)."""
+    def select(self, candidates: Candidates, index: TaskIndex, groups: list[str], errands: list[str | None] | None = None) -> list[Judgement]:
+        """One judgement per prompt; `groups[i]` is prompt i's benchmark (the abstention cap is per
+        benchmark). With `personal_errands`, a prompt that `errands` marks (labels.personal_errands)
+        abstains with that reason, outside the cap: it asks for no worker's task."""
         confidence = candidates.occupation_probability[:, 0]
+        errands = errands if (self.personal_errands and errands is not None) else [None] * len(candidates.task_positions)
         plans = [self._plan(row, candidates, index) for row in range(len(candidates.task_positions))]
         # How far below its bar each prompt is (< 1: it would abstain); the lowest abstain first.
         shortfall = np.array(
             [min(confidence[row] / self.abstain_below if self.abstain_below > 0 else np.inf, plan[1] / self.min_similarity if self.min_similarity > 0 else np.inf)
              for row, plan in enumerate(plans)]
         )
-        allowed = self._abstention_allowed(shortfall, groups)
+        allowed = self._abstention_allowed(np.where([e is None for e in errands], shortfall, np.inf), groups)
         out = []
         for row, (picked, best) in enumerate(plans):
             positions, sims = candidates.task_positions[row], candidates.task_similarity[row]
             title = index.titles[int(candidates.occupations[row][0])]
-            if allowed[row] and confidence[row] < self.abstain_below:
+            if errands[row] is not None:
+                reason = f"personal errand: the agent acts as a customer or private person ({errands[row]!r}), not as a worker (best guess: {title})"
+                out.append(Judgement([], "abstained", reason, float(confidence[row])))
+            elif allowed[row] and confidence[row] < self.abstain_below:
                 out.append(Judgement([], "abstained", f"confidence {confidence[row]:.3f} below {self.abstain_below} (best guess: {title})", float(confidence[row])))
             elif allowed[row]:
                 out.append(Judgement([], "abstained", f"no task of {title} similar enough (best {best:.3f} < {self.min_similarity})", float(confidence[row])))
@@ -154,6 +168,33 @@ class EmbeddedJudgeV4:
             allowed[low[:quota]] = True
         return allowed
 
+    def summary(self) -> str:
+        """The rule in words, from the judge's own parameters (the report's methodology)."""
+        n = self.narrowing
+        without = [
+            (n.context if n.context_without_role is None else n.context_without_role, "the mean occupation score of its benchmark's other prompts"),
+            (n.tasks_without_role, "its most similar task statements"),
+            (n.boosts_without_role, "the titles and tools it names"),
+            (n.lexical_without_role, "the words it shares with an occupation's text"),
+            (n.centroid_without_role, "its similarity to an occupation's mean task"),
+            (n.instruction if n.instruction_without_role is None else n.instruction_without_role, "its benchmark's instruction text"),
+        ]
+        weights = "; ".join(f"{text} {weight:g} ×" for weight, text in without if weight)
+        text = (
+            f"narrows to a family, then labels its best occupation (and the second when it is at least {self.second_occupation:g} × as likely) "
+            f"with 1 to {self.max_labels} of their tasks (rank 1 the best occupation's most similar task; a further task only within "
+            f"{self.task_margin:g} cosine of it); it abstains, saying why, when the best occupation's probability is below {self.abstain_below:g} "
+            f"or its best task's cosine below {self.min_similarity:g}, at most {self.max_abstain_share:.0%} of a benchmark's prompts. "
+            f"A prompt that states a role is matched to O*NET's titles; one that states none weighs, against one that does: {weights}"
+        )
+        if n.instruction:
+            text += f" (its benchmark's instruction text {n.instruction:g} × where it states one)"
+        if n.instruction_tasks:
+            text += f"; a candidate task's similarity is moved towards the instruction's ({n.instruction_tasks:g} ×)"
+        if self.personal_errands:
+            text += ". A personal errand (the agent acting as a customer or a private person) abstains with that reason"
+        return text
+
     def describe(self) -> dict:
         return {
             "narrowing": asdict(self.narrowing),
@@ -164,6 +205,7 @@ class EmbeddedJudgeV4:
             "abstain_below": self.abstain_below,
             "max_abstain_share": self.max_abstain_share,
             "min_similarity": self.min_similarity,
+            "personal_errands": self.personal_errands,
         }
 
 
@@ -212,4 +254,48 @@ class EmbeddedJudgeV6(EmbeddedJudgeV4):
         lexical_without_role=0.5,
         boosts_without_role=2.0,
     )
+    labeler: str = EMBEDDED_LABELER_V6
+
+
+@dataclass(frozen=True)
+class EmbeddedJudgeV7(EmbeddedJudgeV6):
+    """Judge v6 reading what each benchmark asks for (#38; the default).
+
+    A benchmark's prompts are often a GitHub issue, a Kaggle page or a question about invoices: the
+    domain they are dressed in, not the work. The instruction the benchmark's harness wraps around
+    every prompt says what the work is ("act as an expert software developer", "train a model and
+    produce a submission file"); it is data (benchmarks/instructions.jsonl, with its source). v7
+    scores that text as it scores a prompt (its task statements, words, titles and tools, the prior),
+    z-scored, and adds it to the occupation score of each of the benchmark's prompts: 4 × for a prompt
+    that states no role of its own (`Narrowing.instruction_without_role`), 0.5 × for one that does
+    (`Narrowing.instruction`); and a candidate task's similarity is moved towards the instruction's
+    (`Narrowing.instruction_tasks`, 0.3: (s + 0.3 s_instruction) / 1.3). With the instruction carrying
+    the work the siblings share, the benchmark context of a no-role prompt weighs 2 × (v6: 4 ×). A
+    benchmark without an instruction is labeled exactly as by v6 with that context weight, and so is
+    every benchmark with these weights at 0 (tests/labeling/test_judge_v7.py). The weights were chosen
+    by a coordinate search on the `tune` halves of labels_dev, the reference set and the
+    benchmark-intent yardstick (bench/judge_variants.py --search-instruction); the `holdout` halves
+    were read once, for the chosen set.
+
+    A personal errand (the agent acts as a customer or a private person: "add this to my cart",
+    "change my address") abstains with that reason (`personal_errands`; labels.personal_errands):
+    it asks for no worker's task, and labeling it as the clerk who serves the customer counted the
+    wrong side of the counter. It is counted with the other abstentions, outside their 20% cap.
+    """
+
+    narrowing: Narrowing = Narrowing(
+        temperature=2.0,
+        family=2.0,
+        prior=0.2,
+        context=1.0,
+        context_without_role=2.0,
+        tasks_without_role=2.0,
+        centroid_without_role=0.0,
+        lexical_without_role=0.5,
+        boosts_without_role=2.0,
+        instruction=0.5,
+        instruction_without_role=4.0,
+        instruction_tasks=0.3,
+    )
+    personal_errands: bool = True
     labeler: str = EMBEDDED_LABELER

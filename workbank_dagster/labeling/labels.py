@@ -14,7 +14,7 @@ from .evidence import EvidenceWeights, OccupationEvidence
 from .judges import Judgement
 from .prior import OccupationPrior
 from .retrieval import BenchmarkContext, Candidates, InstructionEvidence, Narrowing, PromptRows, TaskIndex
-from .text import chunk_text, is_mostly_cjk, pool_chunks, role_phrase
+from .text import chunk_text, is_mostly_cjk, personal_errand, pool_chunks, role_phrase
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
 # `confidence` came last (judge v4): tables written before it get the column by migration (assets.py).
@@ -143,6 +143,7 @@ class Retrieved:
     roles: list[str | None]
     unreadable: pd.DataFrame  # benchmark, prompt_id, prompt_hash, reason
     evidence: list | None = None  # judge v4: one evidence.EvidenceRecord per readable prompt
+    errands: list[str | None] | None = None  # per readable prompt: what makes it a personal errand, or None
 
 
 def retrieve_embedded(embedded: EmbeddedPrompts, index: TaskIndex, **options) -> Retrieved:
@@ -166,16 +167,26 @@ def retrieve_narrowed(
     texts = embedded.prompts["prompt"].tolist()
     boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
     common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior, progress=options.pop("progress", None))
-    if narrowing.uses_instruction and embedded.instructions.benchmarks:
-        common["instructions"] = instruction_evidence(embedded, index, knowledge, narrowing, evidence)
+    told = instruction_evidence(embedded, index, knowledge, narrowing, evidence) if narrowing.uses_instruction and embedded.instructions.benchmarks else None
     context = None
     if narrowing.uses_context:
         names = sorted(set(embedded.prompts["benchmark"]))
         groups = np.array([names.index(b) for b in embedded.prompts["benchmark"]], dtype=np.int64)
         sums = index.context_sums(embedded.rows(), groups, len(names), **common)
         context = BenchmarkContext(groups, sums, np.bincount(groups, minlength=len(names)))
-    candidates = index.retrieve(embedded.rows(), context=context, **common, **options)
-    return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable, records)
+    candidates = index.retrieve(embedded.rows(), context=context, instructions=told, **common, **options)
+    return Retrieved(embedded.prompts, candidates, embedded.chunk_counts, embedded.roles, embedded.unreadable, records, personal_errands(embedded))
+
+
+def personal_errands(embedded: EmbeddedPrompts) -> list[str | None]:
+    """Per readable prompt, the words that make it a personal errand (text.personal_errand), where
+    neither the prompt nor its benchmark's instruction gives the agent a worker's role; else None."""
+    told = embedded.instructions
+    with_role = {b for b, r in zip(told.benchmarks, told.roles) if r is not None}
+    return [
+        None if own or benchmark in with_role else personal_errand(text)
+        for text, own, benchmark in zip(embedded.prompts["prompt"], embedded.has_role, embedded.prompts["benchmark"])
+    ]
 
 
 def instruction_evidence(
@@ -185,8 +196,17 @@ def instruction_evidence(
     the prior; no benchmark context), z-scored, with its task similarities; mapped to the prompts."""
     told = embedded.instructions
     rows = PromptRows(told.texts, told.vectors, told.role_vectors, np.array([r is not None for r in told.roles], dtype=bool), told.roles, told.benchmarks)
-    boosts, _ = knowledge.evidence.boosts(told.texts, told.roles, evidence)
-    sims, scores = index.own_scores(rows, narrowing=narrowing, boosts=boosts, prior=knowledge.prior)
+    weights = evidence if narrowing.instruction_decides else replace(evidence, decide_at=float("inf"))
+    boosts, _ = knowledge.evidence.boosts(told.texts, told.roles, weights)
+    own = narrowing
+    if narrowing.instruction_lexical != 1.0:
+        own = replace(narrowing, lexical_without_role=narrowing.lexical_without_role * narrowing.instruction_lexical)
+    # One instruction at a time: a BLAS kernel may round a row of a product differently in stacks of
+    # different heights, and a benchmark's labels must not depend on which others are labeled beside it.
+    parts = [index.own_scores(rows[i : i + 1], narrowing=own, boosts=boosts[i : i + 1], prior=knowledge.prior) for i in range(len(rows))]
+    sims, scores = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros((0, len(index.task_ids))), np.zeros((0, len(index.occupation_codes))))
+    if narrowing.instruction_clip:
+        scores = np.clip(scores, -narrowing.instruction_clip, narrowing.instruction_clip)
     position = {b: i for i, b in enumerate(told.benchmarks)}
     groups = np.array([position.get(b, -1) for b in embedded.prompts["benchmark"]], dtype=np.int64)
     return InstructionEvidence(groups, scores, sims)

@@ -39,16 +39,20 @@ from dataclasses import dataclass, field
 from .chat_model import LLMSettings
 from .judgement_cache import Judgement, JudgementCache, candidate_hash
 
-# t2: the sparse labeling rule (judge issue). A new version means a new labeler string, so cached t1
-# judgements (keyed by labeler) are never reused for t2.
-TEMPLATE_VERSION = "t2"
+# t2: the sparse labeling rule (judge issue). t3 (#38): the benchmark's instruction, where it has one, is
+# sent with the prompt. A new version means a new labeler string, so cached judgements of an earlier
+# template (keyed by labeler) are never reused.
+TEMPLATE_VERSION = "t3"
 SYSTEM_PROMPT = (
     "You map AI benchmark prompts to the O*NET work tasks they exercise. A prompt exercises a task when a "
     "worker doing that task would do the work the prompt asks for: judge the activity the prompt asks for, "
-    "not the subject matter of its text. Label sparingly: choose only the tasks the prompt actually exercises, "
-    "usually one to three, from the one or two occupations that would most plausibly do this work. Do not add "
-    "tasks that are merely related. Choose only from the candidate tasks given, by their numeric IDs, best fit "
-    "first. Choose at most {max_labels}; choose none if no candidate fits. Answer with JSON only."
+    "not the subject matter of its text. Where the benchmark's own instruction is given (the text its harness "
+    "wraps around every prompt), it says what work the benchmark asks for. Label sparingly: choose only the tasks "
+    "the prompt actually exercises, usually one to three, from the one or two occupations that would most plausibly "
+    "do this work. Do not add tasks that are merely related. A prompt in which the agent only acts as a customer or "
+    "a private person for itself (buying, posting, changing its own account) exercises no worker's task: choose none. "
+    "Choose only from the candidate tasks given, by their numeric IDs, best fit first. Choose at most {max_labels}; "
+    "choose none if no candidate fits. Answer with JSON only."
 )
 RESPONSE_FORMAT = {
     "type": "json_schema",
@@ -90,6 +94,7 @@ class Item:
     prompt_hash: str
     prompt: str
     candidates: tuple[tuple[int, str, str], ...]
+    instruction: str | None = None  # the benchmark's instruction text (sources/instructions.py), if it has one
 
     @property
     def candidate_ids(self) -> list[int]:
@@ -97,7 +102,10 @@ class Item:
 
     @property
     def key(self) -> tuple[str, str]:
-        return (self.prompt_hash, candidate_hash(self.candidate_ids))
+        """(what is judged, the candidates): the prompt's hash, or, with an instruction, the hash of both,
+        so a changed instruction is judged again and an unchanged one never paid for twice."""
+        judged = self.prompt_hash if self.instruction is None else hashlib.sha256(f"{self.prompt_hash}\x1e{self.instruction}".encode()).hexdigest()
+        return (judged, candidate_hash(self.candidate_ids))
 
 
 @dataclass
@@ -152,13 +160,14 @@ class RunReport:
 
 def build_request(item: Item, settings: LLMSettings) -> dict:
     listing = "\n".join(f"{task_id}: {statement} ({title})" for task_id, statement, title in item.candidates)
+    told = f"The benchmark's instruction, wrapped around every prompt:\n<<<\n{item.instruction}\n>>>\n\n" if item.instruction else ""
     return {
         "model": settings.model,
         "temperature": settings.temperature,
         "response_format": RESPONSE_FORMAT,
         "messages": [
             {"role": "system", "content": SYSTEM_PROMPT.format(max_labels=settings.max_labels)},
-            {"role": "user", "content": f"Prompt:\n<<<\n{item.prompt}\n>>>\n\nCandidate tasks (ID: statement (occupation)):\n{listing}"},
+            {"role": "user", "content": told + f"Prompt:\n<<<\n{item.prompt}\n>>>\n\nCandidate tasks (ID: statement (occupation)):\n{listing}"},
         ],
     }
 

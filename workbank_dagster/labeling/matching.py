@@ -26,7 +26,7 @@ from ..resources import WarehouseResource
 from ..settings import Settings
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
-from .judges import EmbeddedJudgeV3, EmbeddedJudgeV6
+from .judges import EmbeddedJudgeV3, EmbeddedJudgeV7
 from .labels import (
     EmbeddedPrompts,
     Embeddings,
@@ -98,10 +98,10 @@ def embedded_judge_v3(settings) -> EmbeddedJudgeV3:
     return EmbeddedJudgeV3(n_occupations=settings.judge_occupations, min_similarity=settings.min_label_similarity)
 
 
-def default_judge() -> EmbeddedJudgeV6:
-    """The default embedded judge (v6), with the parameters tuned on the `tune` halves (README,
+def default_judge() -> EmbeddedJudgeV7:
+    """The default embedded judge (v7), with the parameters tuned on the `tune` halves (README,
     Validation; docs/labeling.md). The functions below are named for the default, not its version."""
-    return EmbeddedJudgeV6()
+    return EmbeddedJudgeV7()
 
 
 def match_embedded(embedded: EmbeddedPrompts, index: TaskIndex, settings, progress=None) -> tuple[Retrieved, list[list[tuple[int, float]]]]:
@@ -132,7 +132,7 @@ def default_judge_rows(
     (retrieval computes each benchmark in its own blocks, and a text's vector is its own)."""
     judge = default_judge()
     retrieved = retrieve_default(embedded, index, knowledge, settings, progress=progress)
-    decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist())
+    decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist(), retrieved.errands)
     return judgement_rows(retrieved, decided, judge.labeler)
 
 

@@ -230,6 +230,11 @@ class Narrowing:
     instruction_without_role: float | None = None
     instruction_tasks: float = 0.0
     inherit_role: bool = False
+    # How an instruction itself is scored (InstructionEvidence): its z-scores clipped to ±clip (0:
+    # not), a confident title match deciding its occupation or only voting, and its words' weight.
+    instruction_clip: float = 0.0
+    instruction_decides: bool = True
+    instruction_lexical: float = 1.0
 
     @property
     def uses_context(self) -> bool:
@@ -291,6 +296,20 @@ class TaskIndex:
         ]
         self._tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2 if len(documents) >= 50 else 1, ngram_range=(1, 2), max_features=200_000)
         self._documents = self._tfidf.fit_transform(documents)
+
+    def near_identical_pairs(self, threshold: float, chunk: int = 2048) -> pd.DataFrame:
+        """task_id, twin_task_id, cosine: every pair of task statements of different occupations whose
+        embeddings' cosine is at least `threshold`, in both directions (analysis/near_duplicates.py)."""
+        found = []
+        for start in range(0, len(self.task_ids), chunk):
+            sims = self.task_vectors[start : start + chunk] @ self.task_vectors.T
+            rows, columns = np.nonzero(sims >= threshold)
+            keep = self.task_occupation[start + rows] != self.task_occupation[columns]
+            rows, columns = rows[keep], columns[keep]
+            found.append((self.task_ids[start + rows], self.task_ids[columns], sims[rows, columns]))
+        ids, twins, cosine = (np.concatenate(parts) if found else np.array([]) for parts in zip(*found)) if found else ([], [], [])
+        frame = pd.DataFrame({"task_id": ids, "twin_task_id": twins, "cosine": np.asarray(cosine, dtype=np.float64)})
+        return frame.astype({"task_id": "int64", "twin_task_id": "int64"}).sort_values(["task_id", "twin_task_id"]).reset_index(drop=True)
 
     def _task_evidence(self, sims: np.ndarray, top: int = 3) -> np.ndarray:
         """Mean of each occupation's `top` best task similarities, for a block of prompts."""

@@ -60,7 +60,7 @@ def pool_chunks(chunk_vectors: np.ndarray, owners: np.ndarray, n_texts: int) -> 
 # worker to play names the occupation better than anything else in it.
 _ABBREVIATION = re.compile(r"\b([A-Z])\.([A-Z])\.(?:([A-Z])\.)?")  # U.S. -> US, so the dots do not end the phrase
 _ROLE = re.compile(
-    r"(?:(?:^|[.!?]\s+|[,;]\s*|\n)\s*(?:and\s+|so\s+)?(?:as|acting as|in your (?:role|capacity) as|your role is|imagine you are|assume the role of)"
+    r"(?:(?:^|[.!?]\s+|[,;]\s*|\n)\s*(?:and\s+|so\s+)?(?:as|act as|acting as|in your (?:role|capacity) as|your role is|imagine you are|assume the role of)"
     r"|\b(?:you are|you're|you\u2019re|you work as|you have been hired as|you've been hired as|you serve as|you are working as|you are acting as))"
     r"\s+(?:(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,2}),\s+)?(?:an?|the|our|your)\s+([A-Za-z][^.,;:()\n]{2,80})",
     re.IGNORECASE,
@@ -70,18 +70,18 @@ _ROLE = re.compile(
 _ROLE_CUT = re.compile(
     r"(?<=\s)(?:at|for|in|with|who|whom|that|which|where|whose|you|working|responsible|of a|of an|on|tasked|based|located|"
     r"specializing|specialising|supporting|leading|overseeing|involved|assigned|caring|focused|representing|serving|"
-    r"licensed|from|within)\b",
+    r"licensed|from|within|doing|maintaining|proficient)\b",
     re.IGNORECASE,
 )
 # Seniority and tenure say nothing about the occupation ("senior category buyer", "newly hired VP of Sales").
 _MODIFIER = re.compile(
-    r"^(?:(?:senior|junior|lead|new|newly (?:hired|appointed|promoted)|recently hired|mid-level|experienced|seasoned|current)\s+)+",
+    r"^(?:(?:senior|junior|lead|new|newly (?:hired|appointed|promoted)|recently hired|mid-level|experienced|seasoned|current|expert|skilled)\s+)+",
     re.IGNORECASE,
 )
 _NOT_A_ROLE = re.compile(
-    r"^(?:(?:helpful|friendly|smart|intelligent|expert|useful)\s+)*(?:ai|an ai|language model|assistant|ai assistant|agent|ai agent|llm|"
-    r"chatbot|model|employee|worker|person|individual|member|team member|staff member|professional|expert|user|customer|part|result|"
-    r"example|follows|first step)$",
+    r"^(?:(?:helpful|friendly|smart|intelligent|expert|useful|autonomous|world-class|reasoning)\s+)*(?:ai|an ai|language model|assistant|"
+    r"ai assistant|agent|ai agent|llm|chatbot|model|engine|employee|worker|person|individual|member|team member|staff member|professional|"
+    r"expert|user|customer|part|result|example|follows|first step)$",
     re.IGNORECASE,
 )
 ROLE_MAX_WORDS = 7
@@ -104,3 +104,28 @@ def role_phrase(text: str, window: int = 1500) -> str | None:
 def without_urls(text: str) -> str:
     """The text with its URLs removed: a host name ("the-agent-company.com") is not a word of the work."""
     return _URL.sub(" ", text)
+
+
+# A personal errand (#38): the prompt asks the agent to act as a customer or a private person, for
+# the speaker (buy this, add it to my cart, change my address, post in a forum). Nobody is paid for
+# that work as such; the clerk who serves the customer is not doing it either. Matched only in a
+# short request (at most ERRAND_MAX_WORDS words), and only where neither the prompt nor its
+# benchmark's instruction gives the agent a worker's role (labels.personal_errands).
+_ASK = r"(?:^|[.?!]\s+)(?:(?:can|could|would) you (?:please )?|please |i (?:want|would like|need) to |i'd like to |help me |now,? )?"
+_ERRAND = re.compile(
+    _ASK + r"(?:buy|purchase|order me|find me|get me|add\b[^.?!]{0,80}\bto (?:my|the) (?:shopping )?(?:cart|wish ?list))\b"
+    r"|\b(?:my|our) (?:shopping cart|cart|wish ?list|wishlist|(?:most recent |latest |last )?orders?|purchases?|account|"
+    r"(?:default )?(?:shipping |billing )?address|profile|subscriptions?|reviews?|posts?|comments?|listings?)\b"
+    r"|" + _ASK + r"(?:post|comment|reply|upvote|downvote|subscribe|make a post)\b[^.?!]{0,100}\b(?:subreddit|forum|f/\w+)"
+    r"|\bleave a (?:review|rating)\b",
+    re.IGNORECASE,
+)
+ERRAND_MAX_WORDS = 60
+
+
+def personal_errand(text: str) -> str | None:
+    """The words that make a short request a personal errand ("add it to my cart"), or None."""
+    if len(text.split()) > ERRAND_MAX_WORDS:
+        return None
+    found = _ERRAND.search(text)
+    return " ".join(found.group(0).split()).strip(" .?!") if found else None

@@ -353,8 +353,11 @@ def history_body(f: Mapping, drawable: set[str]) -> str:
     return body
 
 
-def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFrame) -> str:
+def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFrame, labelers: pd.DataFrame | None = None) -> str:
+    """`labelers`: marts.dim_labeler (labeler, rule): the active labeler's rule is its own, in words."""
     s = settings
+    rules = dict(zip(labelers["labeler"], labelers["rule"])) if labelers is not None and len(labelers) else {}
+    rule = rules.get(s["active_labeler"])
     definition = "E1 or E2" if s["exposure_definition"] == "e1_e2" else "E1 only"
     split = "split equally among them" if s["employment_split"] == "equal" else "given in full to each"
     items = [
@@ -363,9 +366,9 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
         ("Covered task", f"labeled on at least <b>{esc(s['coverage_threshold'])}</b> distinct prompts (sensitivity: thresholds "
                          f"{esc(', '.join(str(t) for t in s['sensitivity_thresholds']))})."),
         ("Labeler", f"<code>{esc(s['active_labeler'])}</code> feeds the marts. Retrieval: the {esc(s['candidates_per_occupation'])} most similar tasks of "
-                    f"each of the {esc(s['n_candidate_occupations'])} best-matching occupations plus the {esc(s['candidates_nearest'])} nearest tasks; "
-                    f"the embedded judge labels tasks of its {esc(s['judge_occupations'])} best occupations with cosine ≥ {esc(s['min_label_similarity'])} "
-                    f"(model {esc(s['embedding_model'])}). Long prompts are embedded in {WORDS_PER_CHUNK}-word windows; prompts not in English are left unlabeled."),
+                    f"each of the {esc(s['n_candidate_occupations'])} best-matching occupations plus the {esc(s['candidates_nearest'])} nearest tasks "
+                    f"(model {esc(s['embedding_model'])}); the judge then {esc(rule) if rule else 'chooses among them'}. Long prompts are embedded in "
+                    f"{WORDS_PER_CHUNK}-word windows; prompts not in English are left unlabeled."),
         ("Employment", f"OEWS May 2024 national, detailed rows; an OEWS code shared by several O*NET occupations is {split} "
                        f"({num(headline.get('total_employment'))} jobs in all)."),
         ("Work time", f"hours on a task = employment × {esc(s['hours_per_year'])} h × the task's time share (hours per day / {esc(s['hours_per_day'])}); "
@@ -522,7 +525,7 @@ def render_report(
                           html_table(bench, bench_cols, scroll=True, table_id="benchmark-index")))
 
     parts.append(_section("methodology", "Methodology (from the settings of this run)", "Generated from the settings the pipeline ran with.",
-                          methodology(settings, headline, data_versions)))
+                          methodology(settings, headline, data_versions, f.get("labelers"))))
     parts.append(_section("attribution", "Attribution and licences", "Where every source came from and under which terms.", attribution(reference, benchmarks)))
     links = "".join(f'<li><a href="{esc(href)}">{esc(text)}</a></li>' for href, text in downloads)
     parts.append(_section("downloads", "Downloads", "Every mart and analysis table, the data dictionary and the figures, beside this file.", f"<ul>{links}</ul>"))

@@ -536,6 +536,9 @@ JUDGE_VARIANT_FIGURES = (
     ("reference_occupation_recall", "reference occupation recall"),
     ("reference_family_recall", "reference family recall"),
     ("reference_task_recall", "reference task recall"),
+    ("intent_top1_plausible", "benchmark intent, top-1 plausible"),
+    ("intent_any_plausible", "benchmark intent, any plausible"),
+    ("intent_primary_covered", "benchmark intent, primary occupation covered"),
 )
 
 
@@ -566,7 +569,10 @@ def judge_variants_text(variants: dict) -> str:
     halves, the candidates' recall on each, and the stability of the labels of each judge measured."""
     names = list(variants["variants"])
     tune_rows, holdout_rows = [], []
+    against = variants.get("against", "v4")
     for key, label in JUDGE_VARIANT_FIGURES:
+        if f"tune:{key}" not in variants["variants"][names[0]]["figures"]:
+            continue  # a figure measured since this file was written
         tune_rows.append([label, *(num(variants["variants"][n]["figures"][f"tune:{key}"], 3) for n in names)])
         cells = [label]
         for n in names:
@@ -578,12 +584,16 @@ def judge_variants_text(variants: dict) -> str:
         for level in ("task", "occupation"):
             rows.append([f"reference candidate recall, {level}", *(num(variants["variants"][n]["candidate_recall"][half][level], 3) for n in names)])
     tune_rows.append(["labels per labeled prompt (these benchmarks)", *(num(variants["variants"][n]["figures"]["labels_per_labeled_prompt"], 2) for n in names)])
+    if "occupations_with_covered_task" in variants["variants"][names[0]]["figures"]:
+        tune_rows.append(
+            ["occupations with a covered task (all benchmarks)", *(num(variants["variants"][n]["figures"]["occupations_with_covered_task"], 0) for n in names)]
+        )
     header = ["", *(f"`{n}`" for n in names)]
     text = (
-        f"Measured at {variants['commit']} ({variants['date']}) on {num(variants['prompts'])} prompts of the {len(variants['benchmarks'])} "
-        "benchmarks the yardsticks cover. `tune` halves, where a variant is chosen:\n\n"
+        f"Measured at {variants['commit']} ({variants['date']}) on {num(variants['prompts'])} prompts of {len(variants['benchmarks'])} "
+        "benchmarks. `tune` halves, where a variant is chosen:\n\n"
         + _table(header, tune_rows)
-        + "\n`holdout` halves, for reporting only: each figure, then its paired change against `v4` on the same prompts and a 95% interval:\n\n"
+        + f"\n`holdout` halves, for reporting only: each figure, then its paired change against `{against}` on the same prompts and a 95% interval:\n\n"
         + _table(header, holdout_rows)
     )
     measured = [(name.removeprefix("stability_"), value) for name, value in variants.items() if name.startswith("stability_")]

@@ -117,6 +117,7 @@ def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
         "benchmarks": BENCHMARK_INDEX_SQL,
         "benchmark_sources": BENCHMARK_SOURCES_SQL,
         "landing": "select * from marts.fct_benchmark_landing order by benchmark, occupation_rank",
+        "labelers": "select labeler, rule from marts.dim_labeler order by labeler",
         "benchmark_tasks": BENCHMARK_TASKS_SQL,
         # What the warehouse was built from, as its loads recorded it (reference files first).
         "data_versions": "select file, bytes, sha256 from marts.dim_source_file order by benchmark is not null, file",

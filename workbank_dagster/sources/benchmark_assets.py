@@ -24,10 +24,12 @@ from . import load_memo
 from .assets import RAW_SCHEMA
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
 from .catalog import record_file_errors
+from .instructions import instruction_rows, read_instructions
 from .validate import SourceFormatError
 
 PROMPTS_TABLE = "benchmark_prompts"
 RESULTS_TABLE = "benchmark_results"
+INSTRUCTIONS_TABLE = "benchmark_instructions"
 
 
 def _write_partitions(context, files: PartitionFiles, table, path_of, parse, counted: str):
@@ -140,4 +142,30 @@ def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: Pipe
     )
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
+    return dg.MaterializeResult(metadata=metadata)
+
+
+@partitioned_source(INSTRUCTIONS_TABLE, "The instruction text a benchmark's harness wraps around every prompt (or its README's "
+                    "statement of the task), verbatim, with its source (repository, commit, path or package, version) and licence: "
+                    "one row, or none for a benchmark without one (sources/instructions.py; setting benchmark_instructions). "
+                    "The judges read it as evidence of the work the benchmark asks for.")
+def benchmark_instructions(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    settings = pipeline_settings.resolve()
+    keys = list(context.partition_keys)
+    for key in keys:
+        check_slug(key, f"partition {key!r}")
+    found = read_instructions(settings.benchmark_instructions)
+    frame = instruction_rows(found, keys)
+    files = settings.partition_files
+    for key in keys:
+        files.write(INSTRUCTIONS_TABLE, key, frame[frame["benchmark"] == key])
+    digests = dict(zip(frame["benchmark"], frame["instruction_sha256"]))
+    metadata = {
+        **table_metadata(frame),
+        "file": str(settings.benchmark_instructions),
+        "instruction_sha256": dg.MetadataValue.json({key: digests.get(key) for key in keys}),
+        "without_instruction": dg.MetadataValue.json([key for key in keys if key not in digests]),
+    }
+    if len(keys) == 1:
+        return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(digests.get(keys[0], "none")))
     return dg.MaterializeResult(metadata=metadata)

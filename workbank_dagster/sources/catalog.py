@@ -53,7 +53,7 @@ def errors_table(source_table: str) -> str:
 
 
 # Every per-benchmark table of the sources: theirs to write and to prune.
-PER_BENCHMARK = (*PARTITIONED_SOURCES, *(errors_table(t) for t in PARTITIONED_SOURCES))
+PER_BENCHMARK = (*PARTITIONED_SOURCES, *(errors_table(t) for t in PARTITIONED_SOURCES), "benchmark_instructions")
 
 
 def record_file_errors(files: PartitionFiles, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
@@ -116,6 +116,7 @@ def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     deps=[
         dg.AssetKey([RAW_SCHEMA, "benchmark_prompts"]),
         dg.AssetKey([RAW_SCHEMA, "benchmark_results"]),
+        dg.AssetKey([RAW_SCHEMA, "benchmark_instructions"]),
     ],
     **warehouse_step("sources", "team:data-engineering"),
     description="One row per benchmark partition (prompts, the file error if its file was rejected, full name and licence "

@@ -63,10 +63,10 @@ class Instruction:
     source_sha256: str
 
 
-def _require(record: dict, field: str, path: Path, line: int, expected: str, kind: type | tuple = str):
+def _require(record: dict, field: str, path: Path, line: int, column: str):
     value = record.get(field)
-    if not isinstance(value, kind) or (isinstance(value, str) and not value.strip()):
-        raise SourceFormatError(path, f"bad or missing {field}", line=line, column=field, expected=expected, found=value)
+    if not isinstance(value, str) or not value.strip():
+        raise SourceFormatError(path, f"bad or missing {column}", line=line, column=column, expected="a non-empty string", found=value)
     return value
 
 
@@ -87,7 +87,7 @@ def read_instructions(path: Path) -> dict[str, Instruction]:
             raise SourceFormatError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=line, expected="one JSON object per line") from None
         if not isinstance(record, dict):
             raise SourceFormatError(path, "not a JSON object", line=line, expected="one JSON object per line", found=type(record).__name__)
-        slug = _require(record, "benchmark", path, line, "a benchmark slug")
+        slug = _require(record, "benchmark", path, line, "benchmark")
         if not SLUG_PATTERN.match(slug):
             raise SourceFormatError(path, "unsafe benchmark slug", line=line, column="benchmark", expected=SLUG_PATTERN.pattern, found=slug)
         if slug in out:

@@ -1,0 +1,51 @@
+"""How a label on one of near-identical task statements is counted (#38, analysis/near_duplicates.py)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from workbank_dagster.analysis.near_duplicates import labels_with_twins
+
+OWNER = {1: "A", 2: "B", 3: "C", 4: "A", 5: "B"}
+# 1 (A) ~ 2 (B) ~ 3 (C) are one piece of work listed three times; 4 (A) and 5 (B) have no twin.
+TWINS = pd.DataFrame(
+    [(1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2)], columns=["task_id", "twin_task_id"]
+)
+
+
+def _labels(rows):
+    return pd.DataFrame(rows, columns=["benchmark", "prompt_id", "task_id", "rank", "prompt_hash"]).astype({"task_id": "Int64"})
+
+
+def _sets(frame):
+    return {(b, p): sorted(int(t) for t in g["task_id"]) for (b, p), g in frame.groupby(["benchmark", "prompt_id"])}
+
+
+def test_separate_leaves_the_labels_as_they_are():
+    labels = _labels([("x", "p", 2, 1, "h")])
+    assert labels_with_twins(labels, TWINS, "separate", OWNER) is labels
+
+
+def test_together_adds_every_twin_at_the_label_rank_once():
+    labels = _labels([("x", "p", 2, 1, "h"), ("x", "p", 3, 2, "h"), ("x", "q", 4, 1, "g")])
+    out = labels_with_twins(labels, TWINS, "together", OWNER)
+    assert _sets(out) == {("x", "p"): [1, 2, 3], ("x", "q"): [4]}
+    assert dict(zip(out.loc[out["prompt_id"] == "p", "task_id"].astype(int), out.loc[out["prompt_id"] == "p", "rank"])) == {2: 1, 1: 1, 3: 1}
+    assert out["task_id"].dtype == labels["task_id"].dtype
+
+
+def test_by_evidence_moves_a_label_to_its_twin_in_the_top_occupation():
+    # Rank 1 is an A task (4): the B label 2 has a twin in A (1), so it moves there; 5 (B) has none and stays.
+    labels = _labels([("x", "p", 4, 1, "h"), ("x", "p", 2, 2, "h"), ("x", "p", 5, 3, "h")])
+    out = labels_with_twins(labels, TWINS, "by_evidence", OWNER)
+    assert _sets(out) == {("x", "p"): [1, 4, 5]}
+    assert out.loc[out["task_id"] == 1, "rank"].item() == 2
+    # A label already in the top occupation stays, and a move onto a task the prompt has is kept once.
+    labels = _labels([("x", "p", 1, 1, "h"), ("x", "p", 2, 2, "h")])
+    assert _sets(labels_with_twins(labels, TWINS, "by_evidence", OWNER)) == {("x", "p"): [1]}
+
+
+def test_an_unknown_mode_is_refused():
+    with pytest.raises(ValueError, match="unknown near-duplicate mode 'both'"):
+        labels_with_twins(_labels([("x", "p", 1, 1, "h")]), TWINS, "both", OWNER)
