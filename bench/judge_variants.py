@@ -20,7 +20,7 @@ a coordinate search over the multiples of a no-role prompt's own signals (`SEARC
 each value kept when it raises `search_objective` (tune occupation precision + family precision / 2
 + 2 × task precision + TheAgentCompany family top-1 / 2). Its trace holds `tune` figures only.
 
-`--stability` also measures, for v4, v5 and v6, what the issue asks of a judge whose labels depend on
+`--stability` also measures, for v4 to v7, what the issue asks of a judge whose labels depend on
 sibling prompts: the share of a benchmark's prompts whose labels change when the other 10% of its
 prompts are added (every benchmark labeled without every eleventh prompt, by a hash of its id, then
 with them).
@@ -609,7 +609,7 @@ def main() -> None:
     if args.search:
         out["search"] = search(bench, EmbeddedJudgeV5())
     if args.stability:
-        for name in ("v4", "v5", "v6"):
+        for name in ("v4", "v5", "v6", "v7"):
             out[f"stability_{name}"] = stability(bench, variant(base_judge, name)[0])
             print(f"stability {name}", json.dumps(out[f"stability_{name}"]), flush=True)
     out["seconds"] = round(time.perf_counter() - started, 1)
