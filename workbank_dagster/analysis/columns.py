@@ -13,7 +13,7 @@ from ..settings import default
 
 TABLES = {
     "coverage_logit_coefs": "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).",
-    "coverage_logit_curve": "P(covered) over a grid of log wage bill, exposed vs not, 95% delta-method bands on the probability scale.",
+    "coverage_logit_curve": "P(covered) over a grid of log wage bill, exposed vs not, pointwise 95% bands built on the logit scale and transformed back (inside [0, 1]).",
     "coverage_logit_ratio": "P(covered | exposed) / P(covered | not) at the median wage bill, interval by the delta method on the log ratio.",
     "importance_logit": "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (METHOD.md §5).",
     "importance_logit_ratio": "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.",

@@ -300,7 +300,7 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
                       "missing shares take the occupation's median, or importance-proportional shares where an occupation has none."),
         ("AI exposure", f"Eloundou et al. (2023), rater <b>{esc(s['exposure_rater'])}</b>, exposed = {definition}."),
         ("Regressions", f"logit covered ~ exposed + log wage bill, SEs clustered by SOC {esc(s['cluster_level'])} group; importance quintiles "
-                        "with occupation fixed effects; 95% intervals by the delta method on the probability (ratios: on the log ratio)."),
+                        "with occupation fixed effects; 95% intervals for probabilities built on the logit scale and transformed back, so they stay inside [0, 1] (ratios: the delta method on the log ratio)."),
         ("Model scores", f"a task enters an occupation's score with at least {esc(s['min_prompts_per_task'])} scored prompts; weighted = mean of task means, "
                          "simple = mean over the distinct prompts."),
         ("WORKBank zones", "cut at 3.0 on worker desire and expert capability (Green Light: both ≥ 3)."),
