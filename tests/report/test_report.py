@@ -135,7 +135,7 @@ def test_a_report_step_keeps_its_files_only_under_its_recorded_key_and_while_the
 
 
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
-    """2,080 h is a setting, the family bar the page's FAMILY_ACCURACY_BAR, the window WORDS_PER_CHUNK:
+    """2,080 h is a setting, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
     from workbank_dagster.report import page
     from workbank_dagster.settings import PipelineSettings
@@ -145,10 +145,27 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     assert "employment × 2000 h" in text and "2080" not in text
     monkeypatch.setattr(page, "WORDS_PER_CHUNK", 99)
     assert "99-word windows" in page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
-    monkeypatch.setattr(page, "FAMILY_ACCURACY_BAR", 0.5)
-    line = page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.45, "labeler_occupation_accuracy": 0.3})
-    assert "Below the 50% family-accuracy bar" in line
-    assert "Below" not in page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.55, "labeler_occupation_accuracy": 0.3})
+
+
+
+def test_one_family_bar_and_the_banner_quotes_held_out_figures_only(monkeypatch):
+    """The family bar is defined once (report/bars.py): the README's validation table judges the
+    held-out figure against it, and so does the report's banner, which quotes the held-out half of
+    labels_dev only, never the pooled figures (they include the half the judge was tuned on)."""
+    from workbank_dagster.report import bars, intervals, page, readme
+
+    h = {"labeler": "x", "labeler_family_accuracy": 0.62, "labeler_occupation_accuracy": 0.49, "holdout_gdpval_family_top1": 0.578,
+         "holdout_gdpval_occupation_top1": 0.489, "holdout_theagentcompany_family_top1": 0.737, "labels_per_labeled_prompt": 2.68,
+         **intervals.headline_fields("holdout_gdpval_family_top1", 0.43, 0.71)}
+    line = page.labeler_line(h)
+    assert "57.8%" in line and "95% CI 43.0%–71.0%, Wilson" in line and "48.9%" in line and "73.7%" in line
+    assert "62.0%" not in line and "49.0%" not in line  # the pooled figures
+    assert "Below the 80% family bar" in line and "2.68 per labeled prompt" in line
+    assert "Below" not in page.labeler_line({**h, "holdout_gdpval_family_top1": 0.85})
+    monkeypatch.setattr(page, "FAMILY_BAR", bars.Bar("GDPval family top-1", "≥ 0.50", 0.5, True, "holdout_gdpval_family_top1"))
+    assert "Below" not in page.labeler_line(h)
+    assert readme.BARS is bars.BARS and bars.FAMILY_BAR is bars.BARS[("gdpval", "family", "top1")]
+    assert "FAMILY_ACCURACY_BAR" not in vars(page)
 
 
 

@@ -41,8 +41,12 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "n_prompts_abstained": one(
             "select count(*) from marts.fct_prompt_judgements where labeler = ? and status = 'abstained'", labeler
         ),
+        # Two denominators, each named: every prompt, and the prompts with at least one label (the judges' bar of 3 counts these).
         "labels_per_prompt": one(
             "select round(count(*)::double / nullif((select count(*) from marts.fct_benchmark_prompts), 0), 3) from marts.fct_prompt_task_labels"
+        ),
+        "labels_per_labeled_prompt": one(
+            "select round(count(*)::double / nullif(count(distinct benchmark || chr(31) || prompt_id), 0), 3) from marts.fct_prompt_task_labels"
         ),
         "coverage_threshold": threshold,
         "n_tasks_covered": one("select count(*) from marts.fct_task_coverage where covered"),

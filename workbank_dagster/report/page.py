@@ -22,11 +22,9 @@ from plotly.offline import get_plotlyjs
 from ..settings import WORDS_PER_CHUNK
 from . import figures, intervals
 from .attribution import ONET_CREDIT, WORKS
+from .bars import FAMILY_BAR
 from .figures import available_figures, esc
 
-# The labeling issue's bar on a labeler's family top-1 over labels_dev: below it, the page warns
-# that coverage counts are approximate.
-FAMILY_ACCURACY_BAR = 0.65
 CSS = """
 :root { --ink:#1f2933; --muted:#52606d; --line:#e4e1d9; --paper:#fbfaf7; --accent:#2a7f62; --warn:#c8553d; }
 * { box-sizing: border-box; }
@@ -163,23 +161,21 @@ def rejected_files_notice(rejected: pd.DataFrame | None) -> str:
 
 
 def labeler_line(h: Mapping) -> str:
-    fam, occ = h.get("labeler_family_accuracy"), h.get("labeler_occupation_accuracy")
+    """Who labeled, how much, and how well on the half of labels_dev no judge was tuned on (held-out
+    figures only), against the one family bar (bars.FAMILY_BAR)."""
     parts = [f"Labels by <b>{esc(h.get('labeler'))}</b>: {esc(num(h.get('n_labels')))} labels on "
              f"{esc(num(h.get('n_prompts_labeled')))} of {esc(num(h.get('n_prompts')))} prompts from {esc(h.get('n_benchmarks'))} benchmarks "
-             f"({esc(h.get('labels_per_prompt'))} per prompt); {esc(num(h.get('n_prompts_abstained')))} abstained (the judge was not "
+             f"({esc(num(h.get('labels_per_labeled_prompt'), 2))} per labeled prompt); {esc(num(h.get('n_prompts_abstained')))} abstained (the judge was not "
              f"confident: each is recorded with its reason and counted), {esc(num(h.get('n_prompts_unlabeled_language')))} not in English, "
              "left unlabeled."]
-    if fam is not None:
-        held = h.get("holdout_gdpval_family_top1")
-        parts.append(f" Validated against the benchmark authors' labels (labels_dev): family of the top label right for <b>{pct(fam)}</b>,"
-                     f" the top label in the authors' occupation for <b>{pct(occ)}</b> of GDPval prompts")
-        if held is not None:
-            interval = intervals.describe(h, "holdout_gdpval_family_top1", pct)
-            parts.append(f"; on the half it was not tuned on, GDPval family top-1 {pct(held)}{f' ({interval})' if interval else ''}, "
-                         f"TheAgentCompany {pct(h.get('holdout_theagentcompany_family_top1'))}")
-        parts.append(".")
-        if fam < FAMILY_ACCURACY_BAR:
-            parts.append(f' <span class="warn">Below the {pct(FAMILY_ACCURACY_BAR, 0)} family-accuracy bar: read coverage counts as approximate.</span>')
+    held = h.get(FAMILY_BAR.headline_key)
+    if held is not None:
+        interval = intervals.describe(h, FAMILY_BAR.headline_key, pct)
+        parts.append(f" On the half of the benchmark authors' labels (labels_dev) it was not tuned on: family of the top label right for "
+                     f"<b>{pct(held)}</b>{f' ({esc(interval)})' if interval else ''} of GDPval prompts, the top label in the authors' occupation "
+                     f"for <b>{pct(h.get('holdout_gdpval_occupation_top1'))}</b>; TheAgentCompany family {pct(h.get('holdout_theagentcompany_family_top1'))}.")
+        if not FAMILY_BAR.met(held):
+            parts.append(f' <span class="warn">Below the {pct(FAMILY_BAR.value, 0)} family bar: read coverage counts as approximate.</span>')
     else:
         parts.append(' <span class="warn">This labeler has not been validated.</span>')
     return '<div class="labeler">' + "".join(parts) + "</div>"

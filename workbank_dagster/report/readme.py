@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from . import intervals
+from .bars import BARS
 
 # The published figures we compare with (METHOD.md §4: their 29 benchmarks and judge, not ours).
 ARTICLE = {
@@ -26,14 +27,6 @@ ARTICLE = {
     "uncovered": "≈ 90%",
     "exposure_ratio": "≈ 6",
     "importance_ratio": "6–10",
-}
-# The judge issue's bars on held-out labels_dev prompts (README, Validation).
-BARS = {
-    ("gdpval", "family", "top1"): ("GDPval family top-1", "≥ 0.80", lambda v: v >= 0.80),
-    ("gdpval", "occupation", "top1"): ("GDPval occupation top-1", "≥ 0.55", lambda v: v >= 0.55),
-    ("gdpval", "occupation", "precision"): ("GDPval occupation precision", "≥ 0.50", lambda v: v >= 0.50),
-    ("gdpval", "all", "labels_per_labeled_prompt"): ("labels per labeled GDPval prompt", "≤ 3", lambda v: v <= 3),
-    ("theagentcompany", "family", "top1"): ("TheAgentCompany family top-1", "≥ 0.70", lambda v: v >= 0.70),
 }
 REFERENCE_SUBSETS = ("holdout", "tune", "all")
 REFERENCE_LEVELS = (
@@ -155,14 +148,14 @@ def validation_table(run: RunOutputs) -> str:
     active = run.headline["labeler"]
     labelers = run.labelers()
     rows = []
-    for key, (label, bar, meets) in BARS.items():
-        cells = [label]
+    for key, bar in BARS.items():
+        cells = [bar.label]
         for labeler in labelers:
             value, low, high, n = run.figure(labeler, "labels_dev", "holdout", *key)
             interval = f" ({num(low, 2)}–{num(high, 2)})" if low is not None else ""
-            verdict = "" if value is None or labeler != active else (" ✓" if meets(value) else " ✗")
+            verdict = "" if value is None or labeler != active else (" ✓" if bar.met(value) else " ✗")
             cells.append(f"{num(value, 2)}{interval}{verdict}")
-        cells.append(bar)
+        cells.append(bar.text)
         rows.append(cells)
     n_gdpval = run.figure(active, "labels_dev", "holdout", "gdpval", "family", "top1")[3]
     n_tac = run.figure(active, "labels_dev", "holdout", "theagentcompany", "family", "top1")[3]
@@ -175,8 +168,8 @@ def validation_table(run: RunOutputs) -> str:
     )
     tune = ["", "Tuned on (`tune` half), for comparison:", ""]
     tune_rows = []
-    for key, (label, _, _) in BARS.items():
-        tune_rows.append([label, *(num(run.figure(labeler, "labels_dev", "tune", *key)[0], 2) for labeler in labelers)])
+    for key, bar in BARS.items():
+        tune_rows.append([bar.label, *(num(run.figure(labeler, "labels_dev", "tune", *key)[0], 2) for labeler in labelers)])
     ref_rows = []
     for level, label in REFERENCE_LEVELS:
         cells = [label]
