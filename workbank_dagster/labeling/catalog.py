@@ -22,12 +22,12 @@ from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .assets import JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
+from .assets import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
 
 CATALOG_TABLE = "label_catalog"
 CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labeled", "n_labels"]
 # Every labeling table that holds rows per benchmark.
-PER_BENCHMARK = tuple(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge)))
+PER_BENCHMARK = (*(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))), CANDIDATES_TABLE)
 
 
 def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:

@@ -14,9 +14,11 @@ from .catalog import CATALOG_TABLE
 from .validation import (
     REFERENCE_LEVELS,
     dev_gold,
+    dev_outcomes,
     read_reference,
     read_reference_split,
     read_split,
+    reference_outcomes,
     reference_subsets,
     score_against_dev,
     score_against_reference,
@@ -28,6 +30,20 @@ LABELS_DEV_SPLIT = REPO_ROOT / "reference" / "labels_dev_split.csv"
 REFERENCE_SPLIT = REPO_ROOT / "reference" / "reference_split.csv"
 VALIDATION_TABLE = "judge_validation"
 VALIDATION_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
+# One row per (labeler, yardstick prompt): what the figures above are means of, and what the
+# label-uncertainty band's calibration is fitted on (analysis/uncertainty.py, tune half only).
+PROMPTS_TABLE = "judge_validation_prompts"
+PROMPT_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1", "family_top1"]
+
+
+def prompt_rows(labeler: str, yardstick: str, outcomes: list[dict]) -> list[dict]:
+    """A labeler's per-prompt outcomes on one yardstick as table rows (occupation_top1 NULL where the
+    yardstick gives no occupation: TheAgentCompany's roles)."""
+    return [
+        {"labeler": labeler, "yardstick": yardstick, "subset": o["half"], "benchmark": o["benchmark"], "prompt_id": o["prompt_id"],
+         "n_labels": o["n_labels"], "occupation_top1": o["occupation_top1"] if o["has_occupation"] else None, "family_top1": o["family_top1"]}
+        for o in outcomes
+    ]
 
 
 def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict]) -> list[dict]:
@@ -83,7 +99,7 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
     reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
-    rows, summary = [], {}
+    rows, prompts, summary = [], [], {}
     for labeler, group in (labels.groupby("labeler") if labels is not None else []):
         judged = set(zip(group["benchmark"], group["prompt_id"]))
         mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
@@ -99,6 +115,9 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
                         group, task_occupation, subset_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped
                     )
         rows.extend(validation_rows(labeler, dev, refs))
+        prompts.extend(prompt_rows(labeler, "labels_dev", dev_outcomes(group, task_occupation, gold, skipped)))
+        if reference is not None and len(mine_ref):
+            prompts.extend(prompt_rows(labeler, "reference", reference_outcomes(group, task_occupation, mine_ref, reference_split)))
         summary[labeler] = {
             "holdout": {f"{f['benchmark']}:{f['level']}:{f['metric']}": f["value"] for f in dev if f["subset"] == "holdout"},
             "reference": refs.get("all"),
@@ -109,6 +128,12 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     )
     for column in ("labeler", "yardstick", "subset", "benchmark", "level", "metric"):
         table[column] = table[column].astype("string")
+    per_prompt = pd.DataFrame(prompts, columns=PROMPT_COLUMNS).astype({"n_labels": "Int64", "occupation_top1": "boolean", "family_top1": "boolean"})
+    for column in ("labeler", "yardstick", "subset", "benchmark", "prompt_id"):
+        per_prompt[column] = per_prompt[column].astype("string")
     with warehouse_db.connect() as con:
         warehouse.replace_table(con, LABELING_SCHEMA, VALIDATION_TABLE, table)
-    return dg.MaterializeResult(metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary)})
+        warehouse.replace_table(con, LABELING_SCHEMA, PROMPTS_TABLE, per_prompt)
+    return dg.MaterializeResult(
+        metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary), "prompts_table": f"{LABELING_SCHEMA}.{PROMPTS_TABLE}", "prompt_rows": len(per_prompt)}
+    )
