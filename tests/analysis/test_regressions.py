@@ -282,3 +282,38 @@ def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
     assert recomputed and (refit["n_obs"] == first["n_obs"]).all()
     recomputed, _ = run({"resources": {"pipeline_settings": {"config": {"cluster_level": "minor"}}}})
     assert recomputed
+
+
+def test_simple_ratios_are_the_shares_of_the_task_table_and_the_occupations_add_up():
+    """ratios_by_threshold (analysis/comparison.py): the simple ratios are P(covered | group) over
+    P(covered | other group) computed by hand, their interval is the saturated logit's, and the
+    importance rows say where every occupation went (kept, all covered, none covered, no rating)."""
+    from workbank_dagster.analysis.comparison import threshold_ratios
+
+    tasks = _synthetic_tasks(seed=6).assign(n_prompts=0)
+    rng = np.random.default_rng(6)
+    tasks["n_prompts"] = np.where(tasks["covered"], rng.integers(5, 12, len(tasks)), rng.integers(0, 5, len(tasks)))
+    unrated = tasks["onet_soc_code"] == tasks["onet_soc_code"].iloc[-1]
+    tasks.loc[unrated, "importance"] = np.nan  # an occupation of analyst-written tasks only
+    table = threshold_ratios(tasks, (1, 5)).set_index(["ratio", "threshold", "kind"])
+    at5 = tasks["n_prompts"] >= 5
+    by_hand = at5[tasks["exposed"]].mean() / at5[~tasks["exposed"]].mean()
+    row = table.loc[("exposure", 5, "simple")]
+    assert row["estimate"] == pytest.approx(by_hand) and row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert row["p_high"] == pytest.approx(at5[tasks["exposed"]].mean())
+    X = pd.DataFrame({"const": 1.0, "high": tasks["exposed"].astype(float)})
+    result = fit_clustered_logit(at5.astype(float).to_numpy(), X, tasks["onet_soc_code"].str[:2].to_numpy())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(delta_ratio(np.array([1.0, 1.0]), np.array([1.0, 0.0]), np.asarray(result.params), np.asarray(result.cov_params()))[1:])
+    rated = tasks.dropna(subset=["importance"]).copy()
+    rated["quintile"] = importance_quintiles(rated)
+    covered = rated["n_prompts"] >= 5
+    assert table.loc[("importance", 5, "simple"), "estimate"] == pytest.approx(covered[rated["quintile"] == 5].mean() / covered[rated["quintile"] == 1].mean())
+    adjusted = table.loc[("importance", 5, "adjusted")]
+    fit = importance_logit(tasks.assign(covered=at5))
+    assert adjusted["estimate"] == pytest.approx(fit.ratio[0]) and adjusted["n_occupations"] == fit.occupations_kept
+    assert adjusted["occupations_all_covered"] + adjusted["occupations_none_covered"] == fit.occupations_dropped
+    assert adjusted["n_occupations"] + fit.occupations_dropped + adjusted["occupations_without_ratings"] == tasks["onet_soc_code"].nunique()
+    assert adjusted["occupations_without_ratings"] == 1
+    assert table.loc[("exposure", 5, "adjusted"), "estimate"] == pytest.approx(coverage_logit(tasks.assign(covered=at5)).ratio[0])
+    # At threshold 1 more tasks are covered, and the rows are there for it too.
+    assert table.loc[("exposure", 1, "simple"), "n_tasks_covered"] > row["n_tasks_covered"]
