@@ -106,7 +106,8 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float | None, floa
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval holds p by construction; at p = 0 or 1 the subtraction leaves rounding (6.9e-18 for 0 of 111), not a bound.
+    return min(max(0.0, centre - half), p), max(min(1.0, centre + half), p)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
