@@ -126,6 +126,19 @@ def test_weak_labels_are_the_ones_below_the_judge_s_own_bars():
     assert weak_prompts(judgements, labels, None).empty  # a judge without bars marks none
 
 
+def test_the_abstention_table_counts_each_benchmark_s_weak_labels_and_what_they_cover():
+    from workbank_dagster.analysis.uncertainty import abstention_table
+
+    labels, judgements, _, tasks = _toy()
+    judgements = pd.concat([judgements, pd.DataFrame({"benchmark": ["c"], "prompt_id": ["q"], "status": ["unlabeled"], "confidence": [None]})])
+    table = abstention_table(labels, judgements, weak_prompts(judgements, labels, (0.05, 0.2)), tasks, 1).set_index("benchmark")
+    assert table.loc["b", ["n_prompts", "n_not_read", "n_judged", "n_abstained", "n_labeled", "n_labeled_weak"]].tolist() == [3, 0, 3, 1, 2, 1]
+    assert table.loc["b", "at_cap"] and not table.loc["c", "at_cap"] and table.loc["c", "n_not_read"] == 1
+    assert table.loc["all", "n_prompts"] == 4 and table.loc["all", "share_abstained"] == pytest.approx(1 / 3)
+    # p2, the weak prompt, alone lifts task 20 over a threshold of 1.
+    assert table.loc["all", "n_tasks_covered_only_with_weak"] == 1 and pd.isna(table.loc["b", "n_tasks_covered_only_with_weak"])
+
+
 def test_the_band_s_coverage_simulation_is_what_the_docs_say():
     """Suites with known labels, in two worlds: one where the truth is where the band assumes it
     (drawn with the judge's calibrated confidence and its probabilities), one where it is not (the

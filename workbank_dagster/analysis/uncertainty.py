@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .coverage import uncovered_share
+from .coverage import task_counts, uncovered_share
 
 EPS = 1e-6
 BAND_LEVEL = 0.95
@@ -240,11 +240,8 @@ def abstention_table(labels: pd.DataFrame, judgements: pd.DataFrame, weak: pd.Da
         )
     table = pd.DataFrame(rows)
     table["at_cap"] = table["n_labeled_weak"] > 0
-    key = labels["benchmark"].astype(str) + "\x1f" + labels["prompt_id"].astype(str)
-    weak_keys = set(weak["benchmark"].astype(str) + "\x1f" + weak["prompt_id"].astype(str))
-    counts = key.groupby(labels["task_id"].astype(int)).nunique()
-    without = key[~key.isin(weak_keys)].groupby(labels["task_id"].astype(int)[~key.isin(weak_keys)]).nunique()
-    counts, without = counts.reindex(tasks["task_id"].astype(int), fill_value=0), without.reindex(tasks["task_id"].astype(int), fill_value=0)
+    is_weak = pd.Series(list(zip(labels["benchmark"], labels["prompt_id"])), index=labels.index).isin(set(zip(weak["benchmark"], weak["prompt_id"])))
+    counts, without = task_counts(labels, tasks), task_counts(labels[~is_weak], tasks)
     only_with_weak = int(((counts >= threshold) & (without < threshold)).sum())
     table["n_tasks_covered_only_with_weak"] = pd.array([pd.NA] * (len(table) - 1) + [only_with_weak], dtype="Int64")
     return table
