@@ -117,7 +117,7 @@ def configurables() -> list:
 # argument: bench/<file>.json, each written by the bench script of the same name.
 BENCH_FILES = {
     "bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants",
-    "postgres": "postgres_overhead", "throughput": "partition_throughput",
+    "postgres": "postgres_overhead", "throughput": "partition_throughput", "band_coverage": "label_band_coverage",
 }
 
 

@@ -92,6 +92,10 @@ def test_weighted_and_simple_scores_by_hand():
     assert occupation_model_scores(results, labels, tasks, k=3).empty
     diff = score_differences(occupation_model_scores(results, labels, tasks, k=2), pd.Series({"11-1011.00": "Chief Executives"}))
     assert diff.loc[0, "label"] == "Chief Executives · 2 tasks · 3 prompts"
+    # The prompts behind a row whose labels the judge marks as weak are counted (unknown without bars).
+    assert pd.isna(out["n_prompts_weak"])
+    weak = pd.DataFrame({"benchmark": ["b", "b"], "prompt_id": ["p2", "p9"]})
+    assert occupation_model_scores(results, labels, tasks, k=2, weak=weak).iloc[0]["n_prompts_weak"] == 1
 
 
 def test_zones_at_three():

@@ -9,11 +9,12 @@ import pytest
 from workbank_dagster.analysis.regressions import (
     Z95,
     coverage_logit,
-    delta_probability,
     delta_ratio,
     fit_clustered_logit,
     importance_logit,
     importance_quintiles,
+    logit_interval,
+    mean_probability_interval,
 )
 
 
@@ -21,20 +22,55 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def test_delta_probability_matches_hand_and_numerical_gradient():
+def test_logit_interval_by_hand():
     params = np.array([-1.0, 0.8, 0.3])
     cov = np.array([[0.04, 0.01, -0.002], [0.01, 0.09, 0.0], [-0.002, 0.0, 0.01]])
     x = np.array([1.0, 1.0, 2.0])
-    p, se = delta_probability(x, params, cov)
-    # by hand: eta = -1 + 0.8 + 0.6 = 0.4
-    p_hand = 1 / (1 + np.exp(-0.4))
-    g = p_hand * (1 - p_hand) * x
-    assert p[0] == pytest.approx(p_hand)
-    assert se[0] == pytest.approx(np.sqrt(g @ cov @ g))
-    # numerical gradient of p with respect to the parameters
-    eps = 1e-6
-    numeric = np.array([(_sigmoid(x @ (params + eps * e)) - _sigmoid(x @ (params - eps * e))) / (2 * eps) for e in np.eye(3)])
-    assert se[0] == pytest.approx(np.sqrt(numeric @ cov @ numeric), rel=1e-6)
+    p, low, high = logit_interval(x, params, cov)
+    # by hand: eta = -1 + 0.8 + 0.6 = 0.4, se(eta) = sqrt(x' V x), the interval on the logit scale transformed back
+    se_eta = np.sqrt(x @ cov @ x)
+    assert p[0] == pytest.approx(_sigmoid(0.4))
+    assert (low[0], high[0]) == pytest.approx((_sigmoid(0.4 - Z95 * se_eta), _sigmoid(0.4 + Z95 * se_eta)))
+
+
+def test_logit_interval_is_statsmodels_get_prediction_with_the_clustered_covariance():
+    """METHOD.md §5: the curve's interval is what statsmodels' get_prediction computes (on the logit
+    scale, transformed back), with the cluster-robust covariance of the fit."""
+    rng = np.random.default_rng(5)
+    n = 400
+    X = pd.DataFrame({"const": 1.0, "exposed": (rng.random(n) < 0.4).astype(float), "log_wage_bill": rng.normal(size=n)})
+    y = (rng.random(n) < _sigmoid(X.to_numpy() @ np.array([-2.0, 1.0, 0.5]))).astype(float)
+    result = fit_clustered_logit(y, X, rng.integers(0, 12, n))
+    grid = np.column_stack([np.ones(5), np.ones(5), np.linspace(-3, 3, 5)])
+    p, low, high = logit_interval(grid, np.asarray(result.params), np.asarray(result.cov_params()))
+    prediction = result.get_prediction(grid)
+    assert prediction.predicted == pytest.approx(p, rel=1e-10)
+    assert np.asarray(prediction.conf_int()) == pytest.approx(np.column_stack([low, high]), rel=1e-8)
+
+
+def test_mean_probability_interval_is_the_delta_method_on_the_logit_of_the_mean():
+    p, se = 0.02, 0.015  # the probability-scale interval p ± 1.96 se would reach below 0
+    low, high = mean_probability_interval(p, se)
+    se_eta = se / (p * (1 - p))
+    assert (low, high) == pytest.approx((_sigmoid(np.log(p / (1 - p)) - Z95 * se_eta), _sigmoid(np.log(p / (1 - p)) + Z95 * se_eta)))
+    assert 0 < low < p < high < 1 and p - Z95 * se < 0
+
+
+def _rare_coverage_tasks():
+    """Coverage as rare as the full run's (about 6% of tasks): at the ends of the wage-bill range the
+    predicted probability is near 0 and its standard error large."""
+    return _synthetic_tasks(seed=2, n_occ=44, families=11, wage_sd=1.5, effect_sd=1.0, intercept=-4.0, importance_slope=0.5, wage_slope=0.8)
+
+
+def test_every_probability_bound_lies_in_zero_one():
+    """The coverage curve's bands and the adjusted probabilities by importance quintile, on data where
+    an interval on the probability scale leaves [0, 1] (the full run's curve had lower bounds below 0
+    when it was built that way): every bound is inside [0, 1] and brackets its estimate."""
+    tasks = _rare_coverage_tasks()
+    for frame in (coverage_logit(tasks).curve, importance_logit(tasks).adjusted):
+        assert len(frame) and frame[["p", "ci_low", "ci_high"]].notna().all().all()
+        assert ((frame["ci_low"] >= 0) & (frame["ci_high"] <= 1)).all(), frame[(frame["ci_low"] < 0) | (frame["ci_high"] > 1)]
+        assert ((frame["ci_low"] <= frame["p"]) & (frame["p"] <= frame["ci_high"])).all()
 
 
 def test_delta_ratio_by_hand():
@@ -80,22 +116,22 @@ def test_delta_interval_covers_the_true_probability_95_percent_of_the_time():
         X = pd.DataFrame({"const": 1.0, "exposed": exposed.astype(float), "log_wage_bill": w})
         y = (rng.random(n) < _sigmoid(X.to_numpy() @ true)).astype(float)
         result = fit_clustered_logit(y, X, rng.integers(0, 100, n))
-        p, se = delta_probability(point, np.asarray(result.params), np.asarray(result.cov_params()))
-        hits += abs(p[0] - p_true) <= Z95 * se[0]
+        _, low, high = logit_interval(point, np.asarray(result.params), np.asarray(result.cov_params()))
+        hits += low[0] <= p_true <= high[0]
     assert 0.92 <= hits / reps <= 0.98
 
 
-def _synthetic_tasks(seed=0, n_occ=60, per=20):
+def _synthetic_tasks(seed=0, n_occ=60, per=20, *, families=10, wage_sd=1.0, effect_sd=0.5, intercept=-2.0, importance_slope=0.4, wage_slope=0.2):
     rng = np.random.default_rng(seed)
     rows = []
     for o in range(n_occ):
-        code = f"{11 + 2 * (o % 10):02d}-{1000 + o:04d}.00"
-        wage_bill = np.exp(rng.normal(20, 1))
-        effect = rng.normal(0, 0.5)
+        code = f"{11 + 2 * (o % families):02d}-{1000 + o:04d}.00"
+        wage_bill = np.exp(rng.normal(20, wage_sd))
+        effect = rng.normal(0, effect_sd)
         for t in range(per):
             exposed = rng.random() < 0.5
             importance = rng.uniform(1, 5)
-            eta = -2.0 + 1.2 * exposed + 0.4 * (importance - 3) + 0.2 * (np.log(wage_bill) - 20) + effect
+            eta = intercept + 1.2 * exposed + importance_slope * (importance - 3) + wage_slope * (np.log(wage_bill) - 20) + effect
             rows.append((o * 100 + t, code, exposed, importance, rng.random() < _sigmoid(eta), wage_bill))
     return pd.DataFrame(rows, columns=["task_id", "onet_soc_code", "exposed", "importance", "covered", "wage_bill"])
 
@@ -246,3 +282,38 @@ def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
     assert recomputed and (refit["n_obs"] == first["n_obs"]).all()
     recomputed, _ = run({"resources": {"pipeline_settings": {"config": {"cluster_level": "minor"}}}})
     assert recomputed
+
+
+def test_simple_ratios_are_the_shares_of_the_task_table_and_the_occupations_add_up():
+    """ratios_by_threshold (analysis/comparison.py): the simple ratios are P(covered | group) over
+    P(covered | other group) computed by hand, their interval is the saturated logit's, and the
+    importance rows say where every occupation went (kept, all covered, none covered, no rating)."""
+    from workbank_dagster.analysis.comparison import threshold_ratios
+
+    tasks = _synthetic_tasks(seed=6).assign(n_prompts=0)
+    rng = np.random.default_rng(6)
+    tasks["n_prompts"] = np.where(tasks["covered"], rng.integers(5, 12, len(tasks)), rng.integers(0, 5, len(tasks)))
+    unrated = tasks["onet_soc_code"] == tasks["onet_soc_code"].iloc[-1]
+    tasks.loc[unrated, "importance"] = np.nan  # an occupation of analyst-written tasks only
+    table = threshold_ratios(tasks, (1, 5)).set_index(["ratio", "threshold", "kind"])
+    at5 = tasks["n_prompts"] >= 5
+    by_hand = at5[tasks["exposed"]].mean() / at5[~tasks["exposed"]].mean()
+    row = table.loc[("exposure", 5, "simple")]
+    assert row["estimate"] == pytest.approx(by_hand) and row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert row["p_high"] == pytest.approx(at5[tasks["exposed"]].mean())
+    X = pd.DataFrame({"const": 1.0, "high": tasks["exposed"].astype(float)})
+    result = fit_clustered_logit(at5.astype(float).to_numpy(), X, tasks["onet_soc_code"].str[:2].to_numpy())
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(delta_ratio(np.array([1.0, 1.0]), np.array([1.0, 0.0]), np.asarray(result.params), np.asarray(result.cov_params()))[1:])
+    rated = tasks.dropna(subset=["importance"]).copy()
+    rated["quintile"] = importance_quintiles(rated)
+    covered = rated["n_prompts"] >= 5
+    assert table.loc[("importance", 5, "simple"), "estimate"] == pytest.approx(covered[rated["quintile"] == 5].mean() / covered[rated["quintile"] == 1].mean())
+    adjusted = table.loc[("importance", 5, "adjusted")]
+    fit = importance_logit(tasks.assign(covered=at5))
+    assert adjusted["estimate"] == pytest.approx(fit.ratio[0]) and adjusted["n_occupations"] == fit.occupations_kept
+    assert adjusted["occupations_all_covered"] + adjusted["occupations_none_covered"] == fit.occupations_dropped
+    assert adjusted["n_occupations"] + fit.occupations_dropped + adjusted["occupations_without_ratings"] == tasks["onet_soc_code"].nunique()
+    assert adjusted["occupations_without_ratings"] == 1
+    assert table.loc[("exposure", 5, "adjusted"), "estimate"] == pytest.approx(coverage_logit(tasks.assign(covered=at5)).ratio[0])
+    # At threshold 1 more tasks are covered, and the rows are there for it too.
+    assert table.loc[("exposure", 1, "simple"), "n_tasks_covered"] > row["n_tasks_covered"]

@@ -40,8 +40,11 @@ def test_headline_numbers(pipeline_run):
         "work_time_share_uncovered", "total_employment", "labeler", "n_prompts_abstained",
         "holdout_gdpval_family_top1", "holdout_gdpval_occupation_top1", "holdout_gdpval_occupation_precision",
         "holdout_gdpval_labels_per_labeled_prompt", "holdout_theagentcompany_family_top1",
+        "labels_per_labeled_prompt", "work_time_share_uncovered_label_band_low", "work_time_share_uncovered_label_band_high",
+        "exposure_coverage_ratio_simple", "importance_top_bottom_ratio_simple", "importance_logit_occupations_kept",
     }
     assert expected_keys <= set(h)
+    assert h["labels_per_labeled_prompt"] == round(h["n_labels"] / h["n_prompts_labeled"], 3)
 
 
 def test_the_run_calls_no_interval_a_ci_that_is_not_one(pipeline_run):
@@ -74,8 +77,19 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         assert {
             "coverage_logit_coefs", "coverage_logit_curve", "importance_logit", "coverage_sensitivity", "occupation_model_scores",
             "workbank_task_zones", "unbenchmarked_green_light", "workbank_agency_table", "coverage_by_zone", "uncovered_by_telework",
-            "judge_ratios", "benchmark_contribution", "coverage_history",
+            "judge_ratios", "benchmark_contribution", "coverage_history", "ratios_by_threshold", "work_time_uncovered_band", "label_calibration",
+            "abstention_by_benchmark",
         } <= tables
+        # Both ratios, simple and adjusted, at every threshold; the adjusted importance ratio's occupations add up.
+        ratios = con.execute("select * from analysis.ratios_by_threshold").df()
+        assert sorted(set(ratios["threshold"])) == [1, 3, 5, 10] and len(ratios) == 16
+        imp = ratios[(ratios["ratio"] == "importance") & (ratios["kind"] == "adjusted") & (ratios["threshold"] == 5)].iloc[0]
+        assert imp["n_occupations"] == h["importance_logit_occupations_kept"]
+        assert imp["occupations_all_covered"] + imp["occupations_none_covered"] == h["importance_logit_occupations_dropped"]
+        assert imp["n_occupations"] + h["importance_logit_occupations_dropped"] + imp["occupations_without_ratings"] == h["n_occupations"]
+        # The calibration is fitted on labels_dev's tune half only.
+        calibration = con.execute("select yardstick, subset, fitted_on, fitted from analysis.label_calibration").fetchall()
+        assert {(y, s) for y, s, on, _ in calibration if on} == {("labels_dev", "tune")} and all(fitted for *_, fitted in calibration)
         # Both embedded judges, side by side: their coverage in the sensitivity table, their ratios.
         judges = {r[0] for r in con.execute("select labeler from analysis.coverage_sensitivity where variant = 'judge'").fetchall()}
         assert judges == {"embedded:all-MiniLM-L6-v2:v3", "embedded:all-MiniLM-L6-v2:v7"}
@@ -85,6 +99,32 @@ def test_analysis_tables_and_headline_keys(pipeline_run):
         assert con.execute("select count(*) from analysis.workbank_task_zones").fetchone()[0] == 846
     finally:
         con.close()
+
+
+def test_every_probability_bound_of_the_run_lies_in_zero_one(pipeline_run):
+    """Every interval on a probability the run reports, built on the logit scale and transformed back
+    (or Wilson's, or the band's quantiles of shares), lies in [0, 1] and brackets its estimate: the
+    coverage curve (it had 7 of 100 lower bounds below 0 with p ± 1.96·se(p)), the adjusted
+    probabilities by importance quintile, the judges' validation shares and the label-uncertainty band.
+    (The resampling spread of the uncovered share is a basic bootstrap on the share's own scale; see
+    test_work_time_interval_is_the_basic_bootstrap.)"""
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        frames = {
+            "curve": con.execute("select p, ci_low, ci_high from analysis.coverage_logit_curve").df(),
+            "importance": con.execute("select p, ci_low, ci_high from analysis.importance_logit").df(),
+            "validation": con.execute(
+                "select value as p, ci_low, ci_high from marts.fct_judge_validation where ci_low is not null and metric <> 'labels_per_labeled_prompt'"
+            ).df(),
+            "band": con.execute("select share_uncovered as p, band_low as ci_low, band_high as ci_high from analysis.work_time_uncovered_band").df(),
+        }
+    finally:
+        con.close()
+    assert len(frames["curve"]) == 100 and len(frames["validation"]) > 10
+    for name, frame in frames.items():
+        assert ((frame["ci_low"] >= 0) & (frame["ci_high"] <= 1) & (frame["ci_low"] <= frame["ci_high"])).all(), name
+        if name != "band":  # the band's quantiles need not hold the estimate (the report says where it lies)
+            assert ((frame["ci_low"] <= frame["p"]) & (frame["p"] <= frame["ci_high"])).all(), name
 
 
 def check_log_symmetric(estimate: float, low: float, high: float) -> None:
@@ -402,6 +442,18 @@ def test_report_in_headless_chromium(pipeline_run):
         assert 1 <= len(contributions) <= pipeline_run["headline"]["n_benchmarks"]
         driver.execute_script("document.getElementById('history').scrollIntoView()")
         driver.save_screenshot(str(ARTIFACTS / "report_history.png"))
+        # Where the figures stop, and the article's figures beside ours, as the reader sees them.
+        limits = driver.find_elements("css selector", "#limitations ol.limits li")
+        assert len(limits) >= 8 and all(item.is_displayed() for item in limits)
+        text = driver.find_element("id", "limitations").text
+        assert "not in English" in text and "abstention cap" in text and "imputed time shares" in text and "API key" in text
+        driver.execute_script("document.getElementById('limitations').scrollIntoView()")
+        driver.save_screenshot(str(ARTIFACTS / "report_limitations.png"))
+        rows = driver.find_elements("css selector", "#like-for-like-table tbody tr")
+        assert len(rows) == 10 and "208 of 923" in driver.find_element("id", "like-for-like-table").text
+        assert len(driver.find_elements("css selector", "#ratios-by-threshold tbody tr")) == 4
+        driver.execute_script("document.getElementById('like-for-like').scrollIntoView()")
+        driver.save_screenshot(str(ARTIFACTS / "report_like_for_like.png"))
         driver.execute_script("window.scrollTo(0, 0)")
         driver.save_screenshot(str(ARTIFACTS / "report.png"))
         assert console_errors(driver) == []

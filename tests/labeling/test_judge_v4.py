@@ -380,6 +380,10 @@ def test_wilson_interval_matches_the_textbook_values():
     low, high = wilson(0, 10)
     assert low == 0.0 and high == pytest.approx(0.2775, abs=1e-4)
     assert wilson(3, 0) == (None, None)
+    # At 0 or n successes the bound is the estimate itself, not a rounding error beside it (the full run's
+    # 0 abstained of 111 TheAgentCompany prompts had a lower bound of 6.9e-18, above its 0.0).
+    for n in (10, 45, 111, 7263):
+        assert wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0
 
 
 def test_committed_split_is_the_hash_rule():

@@ -260,3 +260,55 @@ def test_retrieval_blocks_stay_within_a_benchmark_and_start_at_its_first_prompt(
 
 def test_texts_are_batched_by_token_count_so_no_batch_is_padded():
     assert same_length_groups([5, 3, 5, 3, 9]) == [[1, 3], [0, 2], [4]]
+
+
+def test_candidate_rows_are_each_candidate_occupation_s_tasks_most_similar_first():
+    """labels.candidate_rows: per readable prompt, its candidate occupations in the judge's order with
+    its probability of each, each one's candidate tasks in similarity order (the pool's nearest tasks
+    of other occupations left out), and the judge's two abstention bars on every row."""
+    from types import SimpleNamespace
+
+    from workbank_dagster.labeling.labels import CANDIDATE_COLUMNS, Retrieved, candidate_rows
+    from workbank_dagster.labeling.retrieval import Candidates
+
+    index = SimpleNamespace(task_occupation=np.array([0, 0, 1, 1, 2]), occupation_codes=np.array(["A", "B", "C"]), task_ids=np.array([10, 11, 20, 21, 30]))
+    candidates = Candidates(
+        task_positions=[np.array([2, 0, 4, 3, 1])],  # similarity order; task 30 (occupation C) is a nearest task only
+        task_similarity=[np.array([0.9, 0.8, 0.7, 0.6, 0.5], dtype=np.float32)],
+        occupations=np.array([[1, 0]]),
+        occupation_scores=np.array([[2.0, 1.0]]),
+        occupation_probability=np.array([[0.7, 0.2]]),
+    )
+    prompts = pd.DataFrame({"benchmark": ["b"], "prompt_id": ["p"], "prompt": ["x"], "prompt_hash": ["h"]})
+    rows = candidate_rows(Retrieved(prompts, candidates, [1], [None], prompts.iloc[0:0]), index, "j", 0.05, 0.2)
+    assert list(rows.columns) == CANDIDATE_COLUMNS
+    got = list(zip(rows["occupation_rank"], rows["onet_soc_code"], rows["task_rank"], rows["task_id"]))
+    assert got == [(1, "B", 1, 20), (1, "B", 2, 21), (2, "A", 1, 10), (2, "A", 2, 11)]
+    assert rows["occupation_probability"].tolist() == pytest.approx([0.7, 0.7, 0.2, 0.2])
+    assert rows["similarity"].tolist() == pytest.approx([0.9, 0.6, 0.8, 0.5])
+    assert set(rows["abstain_below"]) == {0.05} and set(rows["min_similarity"]) == {0.2} and set(rows["labeler"]) == {"j"}
+    with pytest.raises(ValueError, match="narrowed candidates"):
+        candidate_rows(Retrieved(prompts, Candidates(*[getattr(candidates, f) for f in ("task_positions", "task_similarity", "occupations", "occupation_scores")]),
+                                 [1], [None], prompts.iloc[0:0]), index, "j", 0.05, 0.2)
+
+
+def test_per_prompt_outcomes_are_what_the_validation_figures_average():
+    """validation.dev_outcomes and reference_outcomes: one row per yardstick prompt; the dev figures
+    are their means (score_against_dev), and a reference prompt's top label is right when its
+    occupation is one the careful reading gave."""
+    from workbank_dagster.labeling.validation import dev_outcomes, reference_outcomes, score_against_dev
+
+    labels = pd.DataFrame({"benchmark": "gdpval", "prompt_id": ["a", "a", "b"], "task_id": [1, 2, 3], "rank": [1, 2, 1]})
+    task_occupation = {1: "11-1011.00", 2: "13-2011.00", 3: "15-1252.00"}
+    gold = pd.DataFrame({"benchmark": "gdpval", "prompt_id": ["a", "b", "c"], "gold": "x", "half": ["tune", "tune", "holdout"],
+                         "gold_codes": [{"11-1011.00"}, {"13-2011.00"}, {"11-1011.00"}], "gold_families": [{"11"}, {"13"}, {"11"}]})
+    outcomes = dev_outcomes(labels, task_occupation, gold, [("gdpval", "c")])
+    assert [(o["prompt_id"], o["occupation_top1"], o["family_top1"], o["n_labels"], o["abstained"]) for o in outcomes] == [
+        ("a", True, True, 2, False), ("b", False, False, 1, False), ("c", False, False, 0, True)]
+    figures = {(f["subset"], f["level"], f["metric"]): f["value"] for f in score_against_dev(labels, task_occupation, gold, [("gdpval", "c")])
+               if f["benchmark"] == "gdpval"}
+    assert figures[("tune", "occupation", "top1")] == 0.5 and figures[("all", "occupation", "top1")] == pytest.approx(1 / 3)
+    reference = pd.DataFrame({"benchmark": ["gdpval", "osworld"], "prompt_id": ["b", "z"], "task_ids": [[3], [1]],
+                              "onet_soc_codes": [["15-1252.00"], ["11-1011.00"]], "confidence": None, "labeled_by": "x"})
+    got = reference_outcomes(labels, task_occupation, reference, {"gdpval": "tune", "osworld": "holdout"})
+    assert [(o["half"], o["occupation_top1"], o["n_labels"]) for o in got] == [("tune", True, 1), ("holdout", False, 0)]

@@ -154,3 +154,37 @@ def test_a_not_e2e_figure_older_than_the_suite_run_names_its_own_commit():
     assert '(`-m "not e2e"`, one run at old (d1)) | 3.3 min' in older
     same = readme.speed_table(_bench(**suite, suite_not_e2e_measured={"commit": "new", "date": "d2"}))
     assert '(`-m "not e2e"`, one run) | 3.3 min' in same
+
+
+def test_every_cross_reference_points_the_way_it_says():
+    """A link to a section of the same page points to one before it, or its line says "below"; a
+    "(validation above)" names a section that is above. The README once said "(validation above)"
+    of a section below, and linked the later Speed section without a word."""
+    from workbank_dagster.settings import REPO_ROOT
+
+    text = "# A\n## Validation\nsee [A](#a) (validation above).\n"
+    assert readme.cross_reference_problems(text) == []
+    bad = "# A\nsee [later](#speed-x) and (validation above), (table rows above).\n## Validation\n## Speed (x)\n"
+    problems = readme.cross_reference_problems(bad)
+    assert len(problems) == 2 and "#speed-x" in problems[0] and "validation above" in problems[1]
+    assert readme.cross_reference_problems("# A\nthe times are below, in [Speed](#speed-x).\n## Speed (x)\n") == []
+    assert readme.cross_reference_problems("see [gone](#nowhere)\n") == ["link to #nowhere: no such section"]
+    for page in readme.documents(REPO_ROOT):
+        assert readme.cross_reference_problems(page.read_text(encoding="utf-8")) == [], page.name
+
+
+def test_labels_per_prompt_name_their_denominator():
+    """The headline table gives labels per labeled prompt (the judges' bar of 3 counts these) and per
+    prompt of all prompts, each named; it once gave one figure, "(per prompt)", over all prompts."""
+    import pandas as pd
+
+    class Run:
+        headline = {"n_tasks": 10, "n_occupations": 2, "n_families": 1, "n_benchmarks": 1, "n_prompts": 10, "n_duplicate_prompt_texts": 0,
+                    "n_prompts_labeled": 5, "n_prompts_abstained": 1, "n_prompts_unlabeled_language": 4, "n_labels": 12, "labels_per_prompt": 1.2,
+                    "labels_per_labeled_prompt": 2.4, "coverage_threshold": 5, "n_tasks_covered": 1, "n_occupations_with_covered_task": 1,
+                    "n_families_without_covered_occupation": 0, "work_time_share_uncovered": 0.9, "total_employment": 100, "labeler": "x"}
+        sensitivity = pd.DataFrame({"variant": ["threshold"], "threshold": [5], "work_time_share_uncovered": [0.9]})
+
+    table = readme.headline_table(Run())
+    assert "| labels (per labeled prompt; per prompt, all prompts) | 12 (2.40; 1.20) |" in table
+    assert "(per prompt) |" not in table

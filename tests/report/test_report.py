@@ -135,7 +135,7 @@ def test_a_report_step_keeps_its_files_only_under_its_recorded_key_and_while_the
 
 
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
-    """2,080 h is a setting, the family bar the page's FAMILY_ACCURACY_BAR, the window WORDS_PER_CHUNK:
+    """2,080 h is a setting, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
     from workbank_dagster.report import page
     from workbank_dagster.settings import PipelineSettings
@@ -149,10 +149,26 @@ def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     rules = pd.DataFrame({"labeler": [settings["active_labeler"], "other"], "rule": ["labels what its rule says", "something else"]})
     text = page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]), rules)
     assert "the judge then labels what its rule says" in text and "something else" not in text
-    monkeypatch.setattr(page, "FAMILY_ACCURACY_BAR", 0.5)
-    line = page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.45, "labeler_occupation_accuracy": 0.3})
-    assert "Below the 50% family-accuracy bar" in line
-    assert "Below" not in page.labeler_line({"labeler": "x", "labeler_family_accuracy": 0.55, "labeler_occupation_accuracy": 0.3})
+
+
+def test_one_family_bar_and_the_banner_quotes_held_out_figures_only(monkeypatch):
+    """The family bar is defined once (report/bars.py): the README's validation table judges the
+    held-out figure against it, and so does the report's banner, which quotes the held-out half of
+    labels_dev only, never the pooled figures (they include the half the judge was tuned on)."""
+    from workbank_dagster.report import bars, intervals, page, readme
+
+    h = {"labeler": "x", "labeler_family_accuracy": 0.62, "labeler_occupation_accuracy": 0.49, "holdout_gdpval_family_top1": 0.578,
+         "holdout_gdpval_occupation_top1": 0.489, "holdout_theagentcompany_family_top1": 0.737, "labels_per_labeled_prompt": 2.68,
+         **intervals.headline_fields("holdout_gdpval_family_top1", 0.43, 0.71)}
+    line = page.labeler_line(h)
+    assert "57.8%" in line and "95% CI 43.0%–71.0%, Wilson" in line and "48.9%" in line and "73.7%" in line
+    assert "62.0%" not in line and "49.0%" not in line  # the pooled figures
+    assert "Below the 80% family bar" in line and "2.68 per labeled prompt" in line
+    assert "Below" not in page.labeler_line({**h, "holdout_gdpval_family_top1": 0.85})
+    monkeypatch.setattr(page, "FAMILY_BAR", bars.Bar("GDPval family top-1", "≥ 0.50", 0.5, True, "holdout_gdpval_family_top1"))
+    assert "Below" not in page.labeler_line(h)
+    assert readme.BARS is bars.BARS and bars.FAMILY_BAR is bars.BARS[("gdpval", "family", "top1")]
+    assert "FAMILY_ACCURACY_BAR" not in vars(page)
 
 
 
@@ -210,3 +226,96 @@ def test_the_history_figure_stays_within_0_and_100_percent_and_scroll_headers_st
     assert 0.0 <= low < 0.995 < high <= 1.0
     assert figures.share_range(pd.Series([0.2, 0.4])) == pytest.approx([0.15, 0.45])
     assert ".scroll th { top:0; }" in page.CSS
+
+
+def _limit_inputs():
+    """A headline and the report's frames, small and made up, for the Limitations and like-for-like rows."""
+    from workbank_dagster.report import intervals
+
+    h = {"labeler": "embedded:m:v6", "coverage_threshold": 5, "n_occupations": 923, "n_tasks": 100, "n_tasks_covered": 40, "n_benchmarks": 3,
+         "n_occupations_with_covered_task": 12, "n_families": 22, "n_families_without_covered_occupation": 4, "work_time_share_uncovered": 0.91,
+         "holdout_gdpval_family_top1": 0.5, "holdout_gdpval_occupation_top1": 0.4, "exposure_coverage_ratio": 3.0,
+         **intervals.headline_fields("work_time_share_uncovered", 0.90, 0.92), **intervals.headline_fields(intervals.LABEL_BAND_PREFIX, 0.86, 0.89)}
+    abstention = pd.DataFrame(
+        [("a", 100, 40, 60, 12, 48, 7, 0.2, True, pd.NA), ("b", 20, 0, 20, 1, 19, 0, 0.05, False, pd.NA), ("all", 120, 40, 80, 13, 67, 7, 13 / 80, True, 3)],
+        columns=["benchmark", "n_prompts", "n_not_read", "n_judged", "n_abstained", "n_labeled", "n_labeled_weak", "share_abstained", "at_cap",
+                 "n_tasks_covered_only_with_weak"],
+    )
+    ratios = pd.DataFrame(
+        [("exposure", 5, "simple", 3.3, 2.2, 4.8, 0.07, 0.02, 900, 40, 923, pd.NA, pd.NA, pd.NA),
+         ("exposure", 5, "adjusted", 3.0, 2.0, 4.5, None, None, 890, 40, 922, pd.NA, pd.NA, pd.NA),
+         ("importance", 5, "simple", 1.1, 0.7, 1.9, 0.05, 0.04, 800, 30, 879, 0, 650, 44),
+         ("importance", 5, "adjusted", 1.5, 1.04, 2.16, None, None, 400, 30, 229, 0, 650, 44)],
+        columns=["ratio", "threshold", "kind", "estimate", "ci_low", "ci_high", "p_high", "p_low", "n_tasks", "n_tasks_covered", "n_occupations",
+                 "occupations_all_covered", "occupations_none_covered", "occupations_without_ratings"],
+    )
+    frames = {
+        "abstention": abstention,
+        "imputed_hours": pd.DataFrame({"share_imputed": [0.068], "n_tasks_imputed": [1292]}),
+        "benchmarks": pd.DataFrame({"benchmark": ["a", "b", "c"], "n_prompts": [100, 20, 5]}),
+        "covered_by_benchmarks": pd.DataFrame({"n_benchmarks": [1, 2], "n_tasks": [17, 23]}),
+        "validation": pd.DataFrame({"labeler": "embedded:m:v6", "yardstick": "reference", "subset": "holdout", "level": ["task", "occupation"],
+                                    "metric": "precision", "value": [0.09, 0.3]}),
+        "ratios": ratios,
+        "coverage_coefs": pd.DataFrame({"term": ["log_wage_bill"], "estimate": [0.2], "std_error": [0.08], "p_value": [0.01]}),
+    }
+    return h, frames
+
+
+def test_limitations_are_written_from_the_run_s_outputs():
+    """Every limitation's figures come from the headline and the frames: change a frame, the text
+    changes; leave a frame out, its limitation is left out (never a typed figure)."""
+    from workbank_dagster.report.limits import README_KEYS, limitations
+
+    h, frames = _limit_inputs()
+    found = {item.key: item.text for item in limitations(h, frames)}
+    assert set(README_KEYS) <= set(found) and {"importance", "kinds"} <= set(found)
+    assert "a: 40 of its 100 prompts (40%)" in found["language"] and "b:" not in found["language"]
+    assert "a abstains on 12 of the 60 prompts it read (20%, its cap), and 7 of the 48" in found["cap"] and "lift 3 of the 40 covered" in found["cap"]
+    assert "6.8% of US work hours are on the 1,292 tasks" in found["time_shares"]
+    assert "differ 20-fold (a 100 prompts, c 5)" in found["sizes"] and "17 of the 40 covered tasks" in found["sizes"]
+    assert "50.0% of prompts (the bar is 80%)" in found["precision"] and "9.0% of its labels" in found["precision"]
+    assert "229 of 923 occupations" in found["importance"] and "650 leave" in found["importance"]
+    assert "3.00×" in found["kinds"] and "3.30×" in found["kinds"]
+    frames["imputed_hours"] = pd.DataFrame({"share_imputed": [0.1], "n_tasks_imputed": [7]})
+    assert "10.0% of US work hours are on the 7 tasks" in {i.key: i.text for i in limitations(h, frames)}["time_shares"]
+    del frames["imputed_hours"], frames["ratios"]
+    left = {item.key for item in limitations(h, frames)}
+    assert not {"time_shares", "importance", "kinds"} & left
+    assert "llm" not in {i.key for i in limitations(h, {**frames, "validation": frames["validation"].assign(labeler="llm:gpt:t2")})}
+
+
+def test_like_for_like_sets_the_article_s_published_figures_beside_the_run_s():
+    from workbank_dagster.report import article
+
+    h, frames = _limit_inputs()
+    rows = {what: (ours, theirs) for what, ours, theirs in article.like_for_like(h, frames)}
+    assert rows["occupations with a task covered (≥ 5 prompts)"] == ("12 of 923", "208 of 923")
+    assert rows["families with no covered occupation"] == ("4 of 22", "6 of 22")
+    assert rows["O*NET tasks"][0].startswith("100:") and "101 lines" in rows["O*NET tasks"][0] and rows["O*NET tasks"][1] == "18,797"
+    assert "at least 26 of the article's are missing" in rows["benchmarks"][0] and "APEX" in rows["benchmarks"][0]
+    assert rows["exposed / not exposed, simple: P(covered | exposed) / P(covered | not)"][0].startswith("3.30× (95% CI 2.20–4.80, cluster-robust Wald")
+    assert "on 229 of 923 occupations: 650 with all or none" in rows["most / least important quintile, adjusted (occupation fixed effects)"][0]
+    assert "resampling spread 90.0%–92.0%" in rows["US work time on uncovered tasks"][0] and "label-uncertainty band 86.0%–89.0%" in rows["US work time on uncovered tasks"][0]
+    wage = rows["larger wage bill, controlling for exposure"][0]
+    import math
+
+    assert f"{math.exp(0.2 * math.log(2)):.2f}" in wage and "p = 0.010" in wage
+    compact = article.like_for_like(h, frames, compact=True)
+    assert [r[0] for r in compact][:2] == ["benchmarks", "O*NET tasks"] and len(compact) == 5
+    assert "3.30×" in compact[2][1] and "3.00×" in compact[2][1]
+    header, by_threshold = article.ratios_by_threshold(h, frames)
+    assert header == ["ratio", "threshold 5 (headline)"] and by_threshold[3] == ["most / least important, adjusted (occupations kept)", "1.50 (1.04–2.16); 229"]
+
+
+def test_the_report_says_where_the_estimate_lies_against_the_label_uncertainty_band():
+    from workbank_dagster.report.limits import band_position
+
+    band = pd.Series({"share_uncovered": 0.906, "band_low": 0.878, "band_high": 0.894, "tasks_labeled_mean": 4668.2, "n_tasks_labeled": 3931,
+                      "n_tasks_covered_low": 921, "n_tasks_covered_high": 977, "n_tasks_covered": 905})
+    above = band_position(band)
+    assert above.startswith("The estimate, 90.6%, lies above the band") and "4,668 on average against the judge's 3,931" in above
+    assert "921–977 against 905" in above and "look larger" in above
+    assert band_position(band.copy().replace({0.906: 0.88})) == "The estimate lies inside the band."
+    assert "lies below the band" in band_position(band.copy().replace({0.906: 0.85})) and "look smaller" in band_position(band.copy().replace({0.906: 0.85}))
+    assert band_position(band.copy().replace({0.878: float("nan")})) == ""

@@ -91,6 +91,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     _run(env)
     assert _headline(root)["n_benchmarks"] == 4
     assert _query_files(root, "select count(*) from labeling.embedded_labels where benchmark = 'spider2-dbt'")[0][0] > 0
+    assert _query_files(root, "select count(*) from labeling.embedded_candidates where benchmark = 'spider2-dbt'")[0][0] > 0
     assert {r[0] for r in _query(root, "select distinct audit from analysis.user_audit")} == {"example-org", "second-org"}
     assert _query(root, SCORES) != before, "the changed results file reached the model scores"
 
@@ -109,7 +110,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     assert sorted(p.relative_to(partitions).as_posix() for p in partitions.rglob("spider2-dbt*")) == []
     for schema, table in (("raw", "benchmark_prompts"), ("raw", "benchmark_results"), ("labeling", "embedded_labels"), ("labeling", "embedded_judgements")):
         assert _query_files(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
-    for table in ("stg_benchmarks__prompts", "stg_labeling__embedded_labels", "fct_benchmark_prompts", "fct_prompt_judgements"):
+    for table in ("stg_benchmarks__prompts", "stg_labeling__embedded_labels", "fct_benchmark_prompts", "fct_prompt_judgements", "fct_prompt_candidates"):
         schema = "staging" if table.startswith("stg_") else "marts"
         assert _query(root, f"select count(*) from {schema}.{table} where benchmark = 'spider2-dbt'") == [(0,)], table
     assert _query(root, "select count(*) from raw.source_files where benchmark = 'spider2-dbt'") == [(0,)]

@@ -16,7 +16,7 @@ import duckdb
 
 SCHEMAS = {
     "raw": ("benchmark_prompts", "benchmark_results", "benchmark_prompts_file_errors", "benchmark_results_file_errors"),
-    "labeling": ("embedded_labels", "embedded_judgements", "llm_labels", "llm_judgements"),
+    "labeling": ("embedded_labels", "embedded_judgements", "embedded_candidates", "llm_labels", "llm_judgements"),
 }
 
 

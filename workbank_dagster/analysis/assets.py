@@ -12,11 +12,13 @@ from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, TABLES, column_description
+from .comparison import threshold_ratios
 from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise, task_counts
 from .history import HISTORY_CONTRACT, benchmark_contributions, enforce_contract, history_table
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
 from .telework import telework_split
+from .uncertainty import uncertainty_tables, weak_prompts
 from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
 
 SCHEMA = "analysis"
@@ -135,6 +137,19 @@ def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.D
     return {"importance_logit": fit.adjusted, "importance_logit_ratio": ratio}
 
 
+@analysis_step("ratios_by_threshold", ["ratios_by_threshold"], TASK_DEPS)
+def ratios_by_threshold(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    """Both ratios, simple and model-adjusted, at every sensitivity threshold (analysis/comparison.py)."""
+    settings = pipeline_settings.resolve()
+    tasks = _read_tasks(warehouse_db)
+    thresholds = tuple(sorted(set(settings.sensitivity_thresholds) | {settings.coverage_threshold}))
+    yield from computed_or_kept(context, warehouse_db, ratio_tables, tasks, thresholds, settings.cluster_level)
+
+
+def ratio_tables(tasks: pd.DataFrame, thresholds: tuple[int, ...], cluster_level: str) -> dict[str, pd.DataFrame]:
+    return {"ratios_by_threshold": threshold_ratios(tasks, thresholds, cluster_level)}
+
+
 LABEL_DEPS = [
     key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family"), key("marts", "dim_task_twins")
 ]
@@ -215,7 +230,50 @@ def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, thres
                                        "importance_top_bottom_ratio", "importance_ci_low", "importance_ci_high"])
 
 
-SCORE_DEPS = [key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation")]
+UNCERTAINTY_DEPS = [
+    key("marts", "fct_prompt_task_labels"), key("marts", "fct_prompt_judgements"), key("marts", "fct_prompt_candidates"),
+    key("marts", "fct_judge_validation_prompts"), *TASK_DEPS,
+]
+
+
+@analysis_step("label_uncertainty", ["label_calibration", "work_time_uncovered_band", "abstention_by_benchmark"], UNCERTAINTY_DEPS)
+def label_uncertainty(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    """The active labeler's confidence calibrated on labels_dev's tune half, and the uncovered share
+    with every labeled prompt's labels re-drawn from its candidates (analysis/uncertainty.py)."""
+    settings = pipeline_settings.resolve()
+    labeler = settings.active_labeler
+    with warehouse_db.connect() as con:
+        # Ordered: the frames are the step's fingerprint as well as its input.
+        labels = con.execute("select benchmark, prompt_id, task_id, rank, score from marts.fct_prompt_task_labels order by benchmark, prompt_id, rank").df()
+        judgements = con.execute(
+            "select benchmark, prompt_id, status, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id", [labeler]
+        ).df()
+        candidates = con.execute(
+            "select benchmark, prompt_id, occupation_rank, occupation_probability, task_rank, task_id from marts.fct_prompt_candidates "
+            "where labeler = ? order by benchmark, prompt_id, occupation_rank, task_rank", [labeler]
+        ).df()
+        validation = con.execute(
+            "select yardstick, subset, benchmark, prompt_id, n_labels, occupation_top1 from marts.fct_judge_validation_prompts "
+            "where labeler = ? order by yardstick, benchmark, prompt_id", [labeler]
+        ).df()
+        tasks = con.execute("select task_id, onet_soc_code, hours from marts.dim_task left join marts.fct_task_hours using (task_id, onet_soc_code) order by task_id").df()
+        bars = judge_bars(con, labeler)
+    yield from computed_or_kept(
+        context, warehouse_db, uncertainty_tables, labels, judgements, candidates, validation, tasks, labeler, settings.coverage_threshold, bars
+    )
+
+
+def judge_bars(con, labeler: str) -> tuple[float, float] | None:
+    """The judge's own abstention bars (abstain_below, min_similarity) as its candidates record them;
+    None for a judge without them (judge v3, the LLM judge)."""
+    found = con.execute("select distinct abstain_below, min_similarity from marts.fct_prompt_candidates where labeler = ?", [labeler]).fetchall()
+    return (float(found[0][0]), float(found[0][1])) if len(found) == 1 else None
+
+
+SCORE_DEPS = [
+    key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation"),
+    key("marts", "fct_prompt_judgements"), key("marts", "fct_prompt_candidates"),
+]
 
 
 @analysis_step("model_scores", ["occupation_model_scores", "model_score_differences"], SCORE_DEPS)
@@ -223,14 +281,22 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
     with warehouse_db.connect() as con:
         # Ordered: the frames are the step's fingerprint as well as its input.
         results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results order by benchmark, model, prompt_id").df()
-        labels = con.execute("select benchmark, prompt_id, task_id from marts.fct_prompt_task_labels order by benchmark, prompt_id, task_id").df()
+        labels = con.execute("select benchmark, prompt_id, task_id, rank, score from marts.fct_prompt_task_labels order by benchmark, prompt_id, task_id").df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task order by task_id").df()
         titles = con.execute("select onet_soc_code, title from marts.dim_occupation order by onet_soc_code").df()
-    yield from computed_or_kept(context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task)
+        labeler = pipeline_settings.resolve().active_labeler
+        judgements = con.execute(
+            "select benchmark, prompt_id, status, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id", [labeler]
+        ).df()
+        bars = judge_bars(con, labeler)
+    yield from computed_or_kept(context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task, judgements, bars)
 
 
-def score_tables(results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int) -> dict[str, pd.DataFrame]:
-    scores = occupation_model_scores(results, labels, tasks, k=k)
+def score_tables(
+    results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int, judgements: pd.DataFrame, bars
+) -> dict[str, pd.DataFrame]:
+    weak = weak_prompts(judgements, labels, bars) if bars is not None else None
+    scores = occupation_model_scores(results, labels, tasks, k=k, weak=weak)
     return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
 
 
@@ -323,5 +389,8 @@ def coverage_history(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     return dg.MaterializeResult(metadata={**analysis_table_metadata("coverage_history", table), "refreshes": len(table)})
 
 
-analysis_assets = [coverage_regression, importance_regression, coverage_sensitivity_assets, model_scores, workbank_audit, uncovered_by_telework, coverage_history]
+analysis_assets = [
+    coverage_regression, importance_regression, ratios_by_threshold, coverage_sensitivity_assets, label_uncertainty, model_scores, workbank_audit, uncovered_by_telework,
+    coverage_history,
+]
 __all__ = ["analysis_assets"]

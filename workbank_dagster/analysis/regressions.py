@@ -1,9 +1,13 @@
 """Task-level coverage regressions (METHOD.md §5) as pure functions on DataFrames.
 
-Intervals are delta-method intervals on the probability scale: for a design row x with
-p = Λ(xᵀβ), ∇p = p(1−p)·x and se(p) = sqrt(∇pᵀ V ∇p), V the clustered covariance. (statsmodels'
-`get_prediction` builds its interval on the logit scale instead, which is asymmetric.) Ratios of
-probabilities get their interval on the log scale: ∇log p = (1−p)·x.
+Intervals for probabilities are built on the logit scale and transformed back, so that they stay
+inside [0, 1] (METHOD.md §5): for a design row x, η = xᵀβ, se(η) = sqrt(xᵀ V x) with V the
+clustered covariance, and the interval is Λ(η ± 1.96·se(η)), as statsmodels' `get_prediction`
+computes it (a test checks the two agree). An adjusted probability that is a mean over the sample,
+p̄, gets the delta method on logit(p̄): se(logit p̄) = se(p̄) / (p̄(1−p̄)), ∇p̄ = mean of p(1−p)·x.
+An interval p ± 1.96·se(p) on the probability scale can leave [0, 1] (the coverage curve's lower
+bounds near the ends of the wage-bill range did, when it was used) and is not used. Ratios of probabilities get their
+interval on the log scale: ∇log p = (1−p)·x.
 """
 
 from __future__ import annotations
@@ -20,13 +24,21 @@ def _sigmoid(eta: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-eta))
 
 
-def delta_probability(X: np.ndarray, params: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Predicted probability and its delta-method standard error for each row of X."""
+def logit_interval(X: np.ndarray, params: np.ndarray, cov: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predicted probability of each row of X and its 95% interval Λ(η ± 1.96·se(η)), se(η) = sqrt(xᵀ V x)."""
     X = np.atleast_2d(np.asarray(X, dtype=float))
-    p = _sigmoid(X @ params)
-    gradient = (p * (1 - p))[:, None] * X
-    se = np.sqrt(np.einsum("ij,jk,ik->i", gradient, cov, gradient))
-    return p, se
+    eta = X @ params
+    se = np.sqrt(np.einsum("ij,jk,ik->i", X, cov, X))
+    return _sigmoid(eta), _sigmoid(eta - Z95 * se), _sigmoid(eta + Z95 * se)
+
+
+def mean_probability_interval(p: float, se: float) -> tuple[float, float]:
+    """A 95% interval for a mean probability p̄ with delta-method standard error `se`, built on
+    logit(p̄) (se / (p̄(1−p̄))) and transformed back: inside [0, 1] whatever `se` is."""
+    if not 0.0 < p < 1.0:
+        return p, p
+    eta, se_eta = np.log(p / (1 - p)), se / (p * (1 - p))
+    return float(_sigmoid(eta - Z95 * se_eta)), float(_sigmoid(eta + Z95 * se_eta))
 
 
 def delta_ratio(x1: np.ndarray, x0: np.ndarray, params: np.ndarray, cov: np.ndarray) -> tuple[float, float, float]:
@@ -107,8 +119,8 @@ def coverage_logit(tasks: pd.DataFrame, *, cluster_level: str = "major", grid_po
     rows = []
     for exposed in (0.0, 1.0):
         design = np.column_stack([np.ones_like(grid), np.full_like(grid, exposed), grid])
-        p, se = delta_probability(design, params, cov)
-        rows.append(pd.DataFrame({"exposed": bool(exposed), "log_wage_bill": grid, "p": p, "ci_low": p - Z95 * se, "ci_high": p + Z95 * se}))
+        p, low, high = logit_interval(design, params, cov)
+        rows.append(pd.DataFrame({"exposed": bool(exposed), "log_wage_bill": grid, "p": p, "ci_low": low, "ci_high": high}))
     median = float(np.median(X["log_wage_bill"]))
     ratio = delta_ratio(np.array([1.0, 1.0, median]), np.array([1.0, 0.0, median]), params, cov)
     return CoverageLogit(coefs, pd.concat(rows, ignore_index=True), ratio, len(usable), n_clusters, dropped)
@@ -174,7 +186,7 @@ def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> Im
 
     Adjusted probability for (quintile q, exposed e) = mean over the estimation sample of the
     predicted probability with every task's quintile set to q and exposure to e; its interval is
-    the delta method on that mean (gradient = mean of p(1−p)·x).
+    the delta method on the logit of that mean (gradient = mean of p(1−p)·x), transformed back.
     """
     data = tasks.dropna(subset=["exposed", "importance"]).copy()
     data["quintile"] = importance_quintiles(data)
@@ -212,8 +224,8 @@ def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> Im
             p_rows = _sigmoid(design @ params)
             gradient = ((p_rows * (1 - p_rows))[:, None] * design).mean(axis=0)
             p = float(p_rows.mean())
-            se = float(np.sqrt(gradient @ cov @ gradient))
-            rows.append((q, exposed, p, p - Z95 * se, p + Z95 * se, len(data)))
+            low, high = mean_probability_interval(p, float(np.sqrt(gradient @ cov @ gradient)))
+            rows.append((q, exposed, p, low, high, len(data)))
     adjusted = pd.DataFrame(rows, columns=["quintile", "exposed", "p", "ci_low", "ci_high", "n_obs"])
     ratio = quintile_ratio(base, params, cov)
     return ImportanceLogit(adjusted, ratio, len(data), dropped, len(occupations))

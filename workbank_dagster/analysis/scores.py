@@ -3,18 +3,21 @@
 For a model and an occupation: take the occupation's tasks with at least `k` scored prompts.
 Weighted score = mean over those tasks of the mean score of each task's prompts (every O*NET task
 counts equally). Simple score = mean over the distinct prompts mapped to any of those tasks.
+`n_prompts_weak` counts those prompts whose labels the judge itself marks as weak (below its own
+abstention bars, labeled only because of the abstention cap: uncertainty.weak_prompts).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-COLUMNS = ["model", "benchmark", "onet_soc_code", "n_tasks", "n_prompts", "share_of_occupation_tasks", "weighted_score", "simple_score"]
+COLUMNS = ["model", "benchmark", "onet_soc_code", "n_tasks", "n_prompts", "n_prompts_weak", "share_of_occupation_tasks", "weighted_score", "simple_score"]
 
 
-def occupation_model_scores(results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, *, k: int = 5) -> pd.DataFrame:
+def occupation_model_scores(results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, *, k: int = 5, weak: pd.DataFrame | None = None) -> pd.DataFrame:
     """`results`: benchmark, model, prompt_id, score. `labels`: benchmark, prompt_id, task_id.
-    `tasks`: task_id, onet_soc_code (all tasks: the share's denominator)."""
+    `tasks`: task_id, onet_soc_code (all tasks: the share's denominator). `weak`: benchmark,
+    prompt_id of the prompts with weak labels (None: not known, n_prompts_weak NULL)."""
     if results.empty or labels.empty:
         return pd.DataFrame(columns=COLUMNS)
     occupation_tasks = tasks.groupby("onet_soc_code")["task_id"].nunique()
@@ -26,12 +29,15 @@ def occupation_model_scores(results: pd.DataFrame, labels: pd.DataFrame, tasks: 
         return pd.DataFrame(columns=COLUMNS)
     weighted = eligible.groupby(["model", "benchmark", "onet_soc_code"]).agg(n_tasks=("task_id", "nunique"), weighted_score=("mean", "mean")).reset_index()
     kept = scored.merge(eligible[["model", "benchmark", "task_id"]], on=["model", "benchmark", "task_id"])
+    distinct = kept.drop_duplicates(["model", "benchmark", "onet_soc_code", "prompt_id"])
+    weak_keys = set(zip(weak["benchmark"], weak["prompt_id"])) if weak is not None else set()
+    distinct = distinct.assign(weak=[key in weak_keys for key in zip(distinct["benchmark"], distinct["prompt_id"])])
     simple = (
-        kept.drop_duplicates(["model", "benchmark", "onet_soc_code", "prompt_id"])
-        .groupby(["model", "benchmark", "onet_soc_code"])
-        .agg(n_prompts=("prompt_id", "nunique"), simple_score=("score", "mean"))
+        distinct.groupby(["model", "benchmark", "onet_soc_code"])
+        .agg(n_prompts=("prompt_id", "nunique"), n_prompts_weak=("weak", "sum"), simple_score=("score", "mean"))
         .reset_index()
     )
+    simple["n_prompts_weak"] = simple["n_prompts_weak"].astype("Int64") if weak is not None else pd.array([pd.NA] * len(simple), dtype="Int64")
     out = weighted.merge(simple, on=["model", "benchmark", "onet_soc_code"])
     out["share_of_occupation_tasks"] = out["n_tasks"] / out["onet_soc_code"].map(occupation_tasks)
     return out[COLUMNS].sort_values(["benchmark", "model", "onet_soc_code"]).reset_index(drop=True)

@@ -19,6 +19,7 @@ from .chat_model import ChatModelResource
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
 from .labels import (
+    CANDIDATE_COLUMNS,
     JUDGEMENT_COLUMNS,
     LABEL_COLUMNS,
     EmbeddedPrompts,
@@ -32,7 +33,7 @@ from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, 
 from .matching import (
     LabelingRuntime,
     default_judge,
-    default_judge_rows,
+    default_judge_outputs,
     embedded_judge_v3,
     judge_v3_rows,
     retrieval_options,
@@ -55,6 +56,18 @@ def labels_table(judge: str) -> str:
 
 def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
+
+
+# The default judge's candidates per benchmark (labels.candidate_rows), written by the step that writes
+# its labels and part of that asset (dbt's source points at labeling/embedded_labels): the
+# label-uncertainty band re-draws labels from them.
+CANDIDATES_TABLE = "embedded_candidates"
+
+
+def write_candidates(files: PartitionFiles, keys: list[str], candidates: pd.DataFrame) -> None:
+    """Each benchmark's candidate rows, its file written whole (only the default judge writes them)."""
+    for key in keys:
+        files.write(CANDIDATES_TABLE, key, candidates[candidates["benchmark"] == key][CANDIDATE_COLUMNS])
 
 
 # --- the narrowing judges' (v4 to v6) knowledge: titles, technology, the O*NET prior ---------------------
@@ -360,6 +373,8 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     stale = {
         labeler: [k for k in keys if recorded.get(k, {}).get(labeler) != inputs[labeler][k] or (k, labeler) not in present] for labeler in inputs
     }
+    # Labels kept without their candidates (a file deleted) are made again with them.
+    stale[default.labeler] = [k for k in keys if k in stale[default.labeler] or not files.path(CANDIDATES_TABLE, k).is_file()]
     relabel = sorted(set(stale[v3.labeler]) | set(stale[default.labeler]))
     if relabel:
         index = labeling_runtime.task_index(onet, embeddings)
@@ -369,8 +384,11 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
             write_partitions(files, "embedded", v3.labeler, stale[v3.labeler], labels, judgements)
         if stale[default.labeler]:
             knowledge = load_knowledge(onet, index, labeling_runtime, settings)
-            labels, judgements = default_judge_rows(_subset(embedded, stale[default.labeler]), index, knowledge, settings, progress=embeddings.progress)
+            labels, judgements, candidates = default_judge_outputs(
+                _subset(embedded, stale[default.labeler]), index, knowledge, settings, progress=embeddings.progress
+            )
             write_partitions(files, "embedded", default.labeler, stale[default.labeler], labels, judgements)
+            write_candidates(files, stale[default.labeler], candidates)
     retired = drop_retired_labelers(files, "embedded", set(inputs), present)
     labels, judgements = read_partitions(files, "embedded", None, keys)
     per_labeler = {

@@ -24,7 +24,7 @@ from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .assets import JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
+from .assets import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
 from .matching import default_judge, embedded_judge_v3
 
 CATALOG_TABLE = "label_catalog"
@@ -35,7 +35,7 @@ LLM_RULE = (
 )
 CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labeled", "n_labels"]
 # Every labeling table that holds rows per benchmark.
-PER_BENCHMARK = tuple(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge)))
+PER_BENCHMARK = (*(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))), CANDIDATES_TABLE)
 
 
 def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:

@@ -33,6 +33,7 @@ from .labels import (
     OccupationKnowledge,
     Retrieved,
     build_task_index,
+    candidate_rows,
     embed_prompts,
     judgement_rows,
     label_rows,
@@ -130,10 +131,20 @@ def default_judge_rows(
 
     A benchmark's rows are the same, to the bit, whatever other benchmarks are given with it
     (retrieval computes each benchmark in its own blocks, and a text's vector is its own)."""
+    labels, judgements, _ = default_judge_outputs(embedded, index, knowledge, settings, progress=progress)
+    return labels, judgements
+
+
+def default_judge_outputs(
+    embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """`default_judge_rows`' label rows and judgement records, and the candidate rows they were chosen
+    from (labels.candidate_rows), from one retrieval."""
     judge = default_judge()
     retrieved = retrieve_default(embedded, index, knowledge, settings, progress=progress)
     decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist(), retrieved.errands)
-    return judgement_rows(retrieved, decided, judge.labeler)
+    labels, judgements = judgement_rows(retrieved, decided, judge.labeler)
+    return labels, judgements, candidate_rows(retrieved, index, judge.labeler, judge.abstain_below, judge.min_similarity)
 
 
 def match_texts(

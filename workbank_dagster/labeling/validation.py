@@ -194,7 +194,8 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float | None, floa
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The interval holds p by construction; at p = 0 or 1 the subtraction leaves rounding (6.9e-18 for 0 of 111), not a bound.
+    return min(max(0.0, centre - half), p), max(min(1.0, centre + half), p)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -290,15 +291,11 @@ def _mean_interval(values: list[float]) -> tuple[float | None, float | None, flo
     return mean, mean - Z95 * sd / math.sqrt(n), mean + Z95 * sd / math.sqrt(n)
 
 
-def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gold: pd.DataFrame, abstained: Iterable[tuple[str, str]] = ()) -> list[dict]:
-    """Every labels_dev figure, for each half and for both together.
-
-    GDPval: family top-1 (the top-ranked label's family is the authors'), occupation top-1 (its
-    occupation is the authors'), occupation precision (share of a prompt's labels in the authors'
-    occupation, mean over prompts), occupation hit (some label in it: the v1-v3 "occupation
-    accuracy"), labels per labeled prompt and the abstained share. TheAgentCompany: family top-1.
-    Both: family top-1. A prompt with no label (abstained, no match) is a miss everywhere.
-    """
+def dev_outcomes(labels: pd.DataFrame, task_occupation: dict[int, str], gold: pd.DataFrame, abstained: Iterable[tuple[str, str]] = ()) -> list[dict]:
+    """Per labels_dev prompt: its half and benchmark, whether its top-ranked label is in the authors'
+    family and occupation, its occupation precision and hit, its number of labels and whether it
+    abstained (score_against_dev's figures are means of these; the label-uncertainty band's
+    calibration is fitted on them, analysis/uncertainty.py)."""
     abstained = set(abstained)
     by_prompt = _ranked_tasks(labels, set(zip(gold["benchmark"], gold["prompt_id"])))
     per_prompt = []
@@ -309,6 +306,7 @@ def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gol
             {
                 "half": row.half,
                 "benchmark": row.benchmark,
+                "prompt_id": row.prompt_id,
                 "has_occupation": bool(row.gold_codes),
                 "family_top1": bool(codes) and codes[0][:2] in row.gold_families,
                 "occupation_top1": bool(codes) and codes[0] in row.gold_codes,
@@ -318,6 +316,42 @@ def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gol
                 "abstained": key in abstained,
             }
         )
+    return per_prompt
+
+
+def reference_outcomes(labels: pd.DataFrame, task_occupation: dict[int, str], reference: pd.DataFrame, halves: dict[str, str]) -> list[dict]:
+    """Per reference-set prompt (`halves`: benchmark -> half of the committed reference split): whether
+    its top-ranked label's occupation, and family, is one the careful reading gave it (`onet_soc_codes`),
+    and its number of labels."""
+    by_prompt = _ranked_tasks(labels, set(zip(reference["benchmark"], reference["prompt_id"])))
+    out = []
+    for row in reference.itertuples(index=False):
+        codes = [task_occupation[t] for t in by_prompt.get((row.benchmark, row.prompt_id), [])]
+        truth = set(row.onet_soc_codes)
+        out.append(
+            {
+                "half": halves[row.benchmark],
+                "benchmark": row.benchmark,
+                "prompt_id": row.prompt_id,
+                "has_occupation": bool(truth),
+                "family_top1": bool(codes) and codes[0][:2] in {c[:2] for c in truth},
+                "occupation_top1": bool(codes) and codes[0] in truth,
+                "n_labels": len(codes),
+            }
+        )
+    return out
+
+
+def score_against_dev(labels: pd.DataFrame, task_occupation: dict[int, str], gold: pd.DataFrame, abstained: Iterable[tuple[str, str]] = ()) -> list[dict]:
+    """Every labels_dev figure, for each half and for both together.
+
+    GDPval: family top-1 (the top-ranked label's family is the authors'), occupation top-1 (its
+    occupation is the authors'), occupation precision (share of a prompt's labels in the authors'
+    occupation, mean over prompts), occupation hit (some label in it: the v1-v3 "occupation
+    accuracy"), labels per labeled prompt and the abstained share. TheAgentCompany: family top-1.
+    Both: family top-1. A prompt with no label (abstained, no match) is a miss everywhere.
+    """
+    per_prompt = dev_outcomes(labels, task_occupation, gold, abstained)
     figures = []
     for subset in (*HALVES, "all"):
         rows = [p for p in per_prompt if subset == "all" or p["half"] == subset]

@@ -15,10 +15,12 @@ from .validation import (
     REFERENCE_LEVELS,
     covered_occupations,
     dev_gold,
+    dev_outcomes,
     read_intent,
     read_reference,
     read_reference_split,
     read_split,
+    reference_outcomes,
     reference_subsets,
     score_against_dev,
     score_against_intent,
@@ -33,6 +35,20 @@ INTENT_SPLIT = REPO_ROOT / "reference" / "intent_split.csv"
 INTENT_FILE = "benchmark_intent.jsonl"
 VALIDATION_TABLE = "judge_validation"
 VALIDATION_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
+# One row per (labeler, yardstick prompt): what the figures above are means of, and what the
+# label-uncertainty band's calibration is fitted on (analysis/uncertainty.py, tune half only).
+PROMPTS_TABLE = "judge_validation_prompts"
+PROMPT_COLUMNS = ["labeler", "yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1", "family_top1"]
+
+
+def prompt_rows(labeler: str, yardstick: str, outcomes: list[dict]) -> list[dict]:
+    """A labeler's per-prompt outcomes on one yardstick as table rows (occupation_top1 NULL where the
+    yardstick gives no occupation: TheAgentCompany's roles)."""
+    return [
+        {"labeler": labeler, "yardstick": yardstick, "subset": o["half"], "benchmark": o["benchmark"], "prompt_id": o["prompt_id"],
+         "n_labels": o["n_labels"], "occupation_top1": o["occupation_top1"] if o["has_occupation"] else None, "family_top1": o["family_top1"]}
+        for o in outcomes
+    ]
 
 
 def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict], intent: list[dict] = ()) -> list[dict]:
@@ -95,7 +111,7 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     if intent is None:
         context.log.info(f"{intent_path} not found: the benchmark-intent yardstick (optional, kept outside the repository) is skipped")
     intent_split = read_reference_split(INTENT_SPLIT)
-    rows, summary = [], {}
+    rows, prompts, summary = [], [], {}
     for labeler, group in (labels.groupby("labeler") if labels is not None else []):
         judged = set(zip(group["benchmark"], group["prompt_id"]))
         mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
@@ -116,6 +132,9 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
             else []
         )
         rows.extend(validation_rows(labeler, dev, refs, intent_figures))
+        prompts.extend(prompt_rows(labeler, "labels_dev", dev_outcomes(group, task_occupation, gold, skipped)))
+        if reference is not None and len(mine_ref):
+            prompts.extend(prompt_rows(labeler, "reference", reference_outcomes(group, task_occupation, mine_ref, reference_split)))
         summary[labeler] = {
             "holdout": {f"{f['benchmark']}:{f['level']}:{f['metric']}": f["value"] for f in dev if f["subset"] == "holdout"},
             "reference": refs.get("all"),
@@ -127,6 +146,12 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
     )
     for column in ("labeler", "yardstick", "subset", "benchmark", "level", "metric"):
         table[column] = table[column].astype("string")
+    per_prompt = pd.DataFrame(prompts, columns=PROMPT_COLUMNS).astype({"n_labels": "Int64", "occupation_top1": "boolean", "family_top1": "boolean"})
+    for column in ("labeler", "yardstick", "subset", "benchmark", "prompt_id"):
+        per_prompt[column] = per_prompt[column].astype("string")
     with warehouse_db.connect() as con:
         warehouse.replace_table(con, LABELING_SCHEMA, VALIDATION_TABLE, table)
-    return dg.MaterializeResult(metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary)})
+        warehouse.replace_table(con, LABELING_SCHEMA, PROMPTS_TABLE, per_prompt)
+    return dg.MaterializeResult(
+        metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary), "prompts_table": f"{LABELING_SCHEMA}.{PROMPTS_TABLE}", "prompt_rows": len(per_prompt)}
+    )

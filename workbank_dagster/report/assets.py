@@ -32,7 +32,10 @@ from .tables import report_frames
 ANALYSIS_KEYS = sorted((dg.AssetKey(["analysis", name]) for name in ANALYSIS_TABLES), key=lambda k: k.to_user_string())
 MART_KEYS = sorted(model_keys("marts"), key=lambda k: k.to_user_string())
 HEADLINE_DEPS = [
-    *[dg.AssetKey(["analysis", n]) for n in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval")],
+    *[
+        dg.AssetKey(["analysis", n])
+        for n in ("coverage_logit_ratio", "importance_logit_ratio", "work_time_uncovered_interval", "work_time_uncovered_band", "ratios_by_threshold")
+    ],
     *MART_KEYS,
 ]
 HEADLINE = dg.AssetKey(["report", "headline"])

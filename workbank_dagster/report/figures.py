@@ -204,7 +204,7 @@ def coverage_curves(curve: pd.DataFrame) -> go.Figure:
                 hovertemplate=f"{name}<br>wage bill $%{{customdata[0]:.2f}}B<br>P(covered) %{{y:.1%}} (95%: %{{customdata[1]:.1%}}–%{{customdata[2]:.1%}})<extra></extra>",
             )
         )
-    _layout(fig, "P(task covered) by the occupation's wage bill, exposed vs not (95% delta-method bands)")
+    _layout(fig, "P(task covered) by the occupation's wage bill, exposed vs not (pointwise 95% bands, logit scale)")
     vals, text = _money_ticks(float(curve["log_wage_bill"].min()), float(curve["log_wage_bill"].max()))
     fig.update_xaxes(title="occupation wage bill (log scale)", tickvals=vals, ticktext=text)
     fig.update_yaxes(title="probability a task is covered", tickformat=".0%", rangemode="tozero")

@@ -8,7 +8,7 @@ import duckdb
 
 from ..settings import Settings
 from ..warehouse import table_exists
-from .intervals import headline_fields, headline_methods
+from .intervals import LABEL_BAND_PREFIX, headline_fields, headline_methods
 
 
 def _json_safe(value):
@@ -41,8 +41,12 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "n_prompts_abstained": one(
             "select count(*) from marts.fct_prompt_judgements where labeler = ? and status = 'abstained'", labeler
         ),
+        # Two denominators, each named: every prompt, and the prompts with at least one label (the judges' bar of 3 counts these).
         "labels_per_prompt": one(
             "select round(count(*)::double / nullif((select count(*) from marts.fct_benchmark_prompts), 0), 3) from marts.fct_prompt_task_labels"
+        ),
+        "labels_per_labeled_prompt": one(
+            "select round(count(*)::double / nullif(count(distinct benchmark || chr(31) || prompt_id), 0), 3) from marts.fct_prompt_task_labels"
         ),
         "coverage_threshold": threshold,
         "n_tasks_covered": one("select count(*) from marts.fct_task_coverage where covered"),
@@ -57,7 +61,7 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         "labeler": labeler,
         "benchmark_files_rejected": rejected_files(con),
         **validation_numbers(con, labeler),
-        **analysis_numbers(con),
+        **analysis_numbers(con, threshold),
         # Each interval's kind and method: only a Wilson or a cluster-robust Wald interval is a CI
         # (report/intervals.py); the fields' suffixes say the same (`_ci_`, `_spread_`, `_interval_`).
         "intervals": headline_methods(),
@@ -84,7 +88,7 @@ def rejected_files(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     return dict(con.execute("select benchmark, error from marts.dim_benchmark where error is not null order by 1").fetchall())
 
 
-def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
+def analysis_numbers(con: duckdb.DuckDBPyConnection, threshold: int) -> dict:
     """Each number from one analysis table (its asset is named in the key's source below)."""
     out = {}
     for table, prefix in (("coverage_logit_ratio", "exposure_coverage_ratio"), ("importance_logit_ratio", "importance_top_bottom_ratio")):
@@ -92,10 +96,24 @@ def analysis_numbers(con: duckdb.DuckDBPyConnection) -> dict:
             estimate, low, high = con.execute(f"select estimate, ci_low, ci_high from analysis.{table}").fetchone()
             out.update({prefix: estimate, **headline_fields(prefix, low, high)})
     if table_exists(con, "analysis", "importance_logit_ratio"):
-        out["importance_logit_occupations_dropped"] = con.execute("select occupations_dropped from analysis.importance_logit_ratio").fetchone()[0]
+        kept, dropped = con.execute("select occupations_kept, occupations_dropped from analysis.importance_logit_ratio").fetchone()
+        out["importance_logit_occupations_dropped"] = dropped
+        out["importance_logit_occupations_kept"] = kept
     if table_exists(con, "analysis", "work_time_uncovered_interval"):
         low, high = con.execute("select ci_low, ci_high from analysis.work_time_uncovered_interval").fetchone()
         out.update(headline_fields("work_time_share_uncovered", low, high))
+    if table_exists(con, "analysis", "work_time_uncovered_band"):
+        low, high = con.execute("select band_low, band_high from analysis.work_time_uncovered_band").fetchone()
+        out.update(headline_fields(LABEL_BAND_PREFIX, low, high))
+    if table_exists(con, "analysis", "ratios_by_threshold"):
+        # The simple ratios (shares straight from the task table) at the headline's threshold, beside the adjusted ones above.
+        for ratio, prefix in (("exposure", "exposure_coverage_ratio_simple"), ("importance", "importance_top_bottom_ratio_simple")):
+            found = con.execute(
+                "select estimate, ci_low, ci_high from analysis.ratios_by_threshold where ratio = ? and kind = 'simple' and threshold = ?",
+                [ratio, threshold],
+            ).fetchone()
+            if found is not None:
+                out.update({prefix: found[0], **headline_fields(prefix, found[1], found[2])})
     return out
 
 

@@ -8,9 +8,11 @@ An interval is called a confidence interval ("95% CI") only where it has earned 
   within 92–98%. The basic bootstrap interval of the uncovered work-time share covers 67%: it is a
   resampling spread, and its headline.json fields are `*_spread_low` / `*_spread_high`.
 
+The label-uncertainty band of the uncovered share (analysis/uncertainty.py: labels re-drawn from the
+judge's candidates) is a "band", its coverage measured by simulation in bench/label_band_coverage.json.
 Any other interval (the normal interval of a mean number of labels per prompt) is a "95% interval",
 never a CI. Each interval's headline.json fields carry its kind as their suffix (`_ci_`, `_spread_`,
-`_interval_`), and `headline.json["intervals"]` names every interval's method.
+`_band_`, `_interval_`), and `headline.json["intervals"]` names every interval's method.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ BOOTSTRAP_CI_COVERAGE = (0.92, 0.98)
 
 @dataclass(frozen=True)
 class IntervalKind:
-    kind: str  # "ci", "spread" or "interval": the headline.json suffix, and what the text calls it
+    kind: str  # "ci", "spread", "band" or "interval": the headline.json suffix, and what the text calls it
     method: str
 
     def keys(self, prefix: str) -> tuple[str, str]:
@@ -37,6 +39,8 @@ class IntervalKind:
             return f"95% CI {low}–{high}, {self.method}"
         if self.kind == "spread":
             return f"resampling spread {low}–{high} ({self.method}; not a confidence interval)"
+        if self.kind == "band":
+            return f"label-uncertainty band {low}–{high} ({self.method}; not a confidence interval)"
         return f"95% interval {low}–{high}, {self.method}"
 
 
@@ -44,6 +48,9 @@ WILSON = IntervalKind("ci", "Wilson")
 CLUSTERED_WALD = IntervalKind("ci", "cluster-robust Wald, delta method")
 BOOTSTRAP_SPREAD = IntervalKind("spread", "basic bootstrap, prompts resampled within benchmarks")
 NORMAL_MEAN = IntervalKind("interval", "normal approximation to a mean")
+LABEL_BAND = IntervalKind("band", "each prompt's labels kept or re-drawn from the judge's candidates by its calibrated probability of being right")
+# The band's headline fields hang off a key of their own: work_time_share_uncovered has the spread.
+LABEL_BAND_PREFIX = "work_time_share_uncovered_label"
 
 
 def bootstrap_kind(coverage: float | None) -> IntervalKind:
@@ -58,6 +65,9 @@ HEADLINE_INTERVALS: dict[str, IntervalKind] = {
     "work_time_share_uncovered": BOOTSTRAP_SPREAD,
     "exposure_coverage_ratio": CLUSTERED_WALD,
     "importance_top_bottom_ratio": CLUSTERED_WALD,
+    "exposure_coverage_ratio_simple": CLUSTERED_WALD,
+    "importance_top_bottom_ratio_simple": CLUSTERED_WALD,
+    LABEL_BAND_PREFIX: LABEL_BAND,
     "holdout_gdpval_family_top1": WILSON,
     "holdout_gdpval_occupation_top1": WILSON,
     "holdout_gdpval_occupation_precision": WILSON,

@@ -9,7 +9,6 @@ contains `<script>` is shown as text.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +20,15 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from ..settings import WORDS_PER_CHUNK
-from . import figures, intervals
+from . import article, figures, intervals
 from .attribution import ONET_CREDIT, WORKS
+from .bars import FAMILY_BAR
 from .figures import available_figures, esc
+from .formats import isnan as _isnan
+from .formats import num, pct
 from .landing import landing_rows, shares_text
+from .limits import band_position, limitations
 
-# The labeling issue's bar on a labeler's family top-1 over labels_dev: below it, the page warns
-# that coverage counts are approximate.
-FAMILY_ACCURACY_BAR = 0.65
 CSS = """
 :root { --ink:#1f2933; --muted:#52606d; --line:#e4e1d9; --paper:#fbfaf7; --accent:#2a7f62; --warn:#c8553d; }
 * { box-sizing: border-box; }
@@ -66,14 +66,18 @@ code { background:#f4f2ec; padding:.05rem .3rem; border-radius:4px; font-size:.8
 dl.settings { display:grid; grid-template-columns:max-content 1fr; gap:.2rem 1rem; font-size:.88rem; }
 dl.settings dt { font-weight:600; } dl.settings dd { margin:0; }
 footer { color:var(--muted); font-size:.8rem; padding:1rem 0 3rem; }
+ol.limits { margin:.2rem 0 .4rem; padding-left:1.4rem; max-width:64rem; } ol.limits li { margin:.45rem 0; }
+.labeler a { text-decoration:underline; }
 """
 
 SECTIONS = (
     ("map", "Benchmark map"),
     ("landing", "Where benchmarks land"),
+    ("limitations", "Limitations"),
     ("work-time", "Work time"),
     ("exposure", "Exposure & wages"),
     ("importance", "Importance"),
+    ("like-for-like", "Like for like"),
     ("sensitivity", "Sensitivity"),
     ("history", "History"),
     ("scores", "Model scores"),
@@ -88,16 +92,20 @@ SECTIONS = (
 NOT_ESTIMABLE = "<p class='note'>Not estimable in this run (too few covered tasks).</p>"
 
 
-def _isnan(value) -> bool:
-    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-
-
-def pct(value, digits: int = 1) -> str:
-    return "—" if _isnan(value) else f"{100 * value:.{digits}f}%"
-
-
-def num(value, digits: int = 0) -> str:
-    return "—" if _isnan(value) else f"{value:,.{digits}f}"
+def band_note(band: pd.DataFrame, calibration: pd.DataFrame) -> str:
+    """The label-uncertainty band beside the resampling spread, with its calibration."""
+    if band is None or band.empty or pd.isna(band.iloc[0]["band_low"]):
+        return ""
+    b = band.iloc[0]
+    tune = calibration[calibration["fitted_on"]] if calibration is not None and len(calibration) else pd.DataFrame()
+    fitted = (
+        f"the judge's probability p of its best occupation calibrated on {int(tune.iloc[0]['n_prompts'])} labeled GDPval prompts of labels_dev's "
+        f"tune half, q = Λ({tune.iloc[0]['intercept']:.2f} + {tune.iloc[0]['slope']:.2f} · logit(p)), {pct(b.mean_calibrated_confidence)} on average"
+        if len(tune) else "the judge's probability of its best occupation, uncalibrated (no calibration could be fitted)"
+    )
+    return (f"<p class='note'>Label uncertainty: {int(b.draws)} draws, every labeled prompt's labels re-drawn from its candidates ({esc(fitted)}).<br>"
+            f"Uncovered work time: {esc(intervals.LABEL_BAND.describe(pct(b.band_low), pct(b.band_high)))}; tasks covered {num(b.n_tasks_covered_low)}–{num(b.n_tasks_covered_high)}, "
+            f"occupations with a covered task {num(b.n_occupations_low)}–{num(b.n_occupations_high)}. {esc(band_position(b))}</p>")
 
 
 Column = tuple[str, str, Callable | None]  # (column, heading, formatter returning plain text)
@@ -140,16 +148,18 @@ def headline_cards(h: Mapping) -> str:
         return intervals.describe(h, prefix, fmt)
 
     ratio = lambda v: "—" if _isnan(v) else f"{v:.2f}×"  # noqa: E731
+    uncovered = "; ".join(x for x in (ci("work_time_share_uncovered", pct), ci(intervals.LABEL_BAND_PREFIX, pct)) if x)
+    simple = h.get("exposure_coverage_ratio_simple")
+    kept = h.get("importance_logit_occupations_kept")
     cards = [
-        _card(pct(h.get("work_time_share_uncovered")), "of US work time is on tasks no benchmark covers",
-              ci("work_time_share_uncovered", pct)),
+        _card(pct(h.get("work_time_share_uncovered")), f"of US work time is on tasks with fewer than {h.get('coverage_threshold')} prompts (uncovered)", uncovered),
         _card(f"{h.get('n_occupations_with_covered_task', 0):,} / {h.get('n_occupations', 0):,}", "occupations with at least one covered task"),
         _card(f"{h.get('n_families_without_covered_occupation', 0)} / {h.get('n_families', 0)}", "families with no covered occupation"),
         _card(f"{h.get('n_tasks_covered', 0):,} / {h.get('n_tasks', 0):,}", f"tasks covered (≥ {h.get('coverage_threshold')} prompts)"),
-        _card(ratio(h.get("exposure_coverage_ratio")), "as likely to be covered if AI-exposed (median wage bill)",
-              ci("exposure_coverage_ratio", ratio)),
-        _card(ratio(h.get("importance_top_bottom_ratio")), "most vs least important quintile, adjusted",
-              ci("importance_top_bottom_ratio", ratio)),
+        _card(ratio(h.get("exposure_coverage_ratio")), "as likely to be covered if AI-exposed, adjusted (median wage bill)"
+              + ("" if simple is None else f"; simple ratio {ratio(simple)}"), ci("exposure_coverage_ratio", ratio)),
+        _card(ratio(h.get("importance_top_bottom_ratio")), "most vs least important quintile, adjusted"
+              + ("" if kept is None else f" (on {kept:,} of {h.get('n_occupations', 0):,} occupations)"), ci("importance_top_bottom_ratio", ratio)),
     ]
     return '<div class="cards">' + "".join(cards) + "</div>"
 
@@ -166,23 +176,22 @@ def rejected_files_notice(rejected: pd.DataFrame | None) -> str:
 
 
 def labeler_line(h: Mapping) -> str:
-    fam, occ = h.get("labeler_family_accuracy"), h.get("labeler_occupation_accuracy")
+    """Who labeled, how much, and how well on the half of labels_dev no judge was tuned on (held-out
+    figures only), against the one family bar (bars.FAMILY_BAR)."""
     parts = [f"Labels by <b>{esc(h.get('labeler'))}</b>: {esc(num(h.get('n_labels')))} labels on "
              f"{esc(num(h.get('n_prompts_labeled')))} of {esc(num(h.get('n_prompts')))} prompts from {esc(h.get('n_benchmarks'))} benchmarks "
-             f"({esc(h.get('labels_per_prompt'))} per prompt); {esc(num(h.get('n_prompts_abstained')))} abstained (the judge was not "
+             f"({esc(num(h.get('labels_per_labeled_prompt'), 2))} per labeled prompt); {esc(num(h.get('n_prompts_abstained')))} abstained (the judge was not "
              f"confident: each is recorded with its reason and counted), {esc(num(h.get('n_prompts_unlabeled_language')))} not in English, "
              "left unlabeled."]
-    if fam is not None:
-        held = h.get("holdout_gdpval_family_top1")
-        parts.append(f" Validated against the benchmark authors' labels (labels_dev): family of the top label right for <b>{pct(fam)}</b>,"
-                     f" the top label in the authors' occupation for <b>{pct(occ)}</b> of GDPval prompts")
-        if held is not None:
-            interval = intervals.describe(h, "holdout_gdpval_family_top1", pct)
-            parts.append(f"; on the half it was not tuned on, GDPval family top-1 {pct(held)}{f' ({interval})' if interval else ''}, "
-                         f"TheAgentCompany {pct(h.get('holdout_theagentcompany_family_top1'))}")
-        parts.append(".")
-        if fam < FAMILY_ACCURACY_BAR:
-            parts.append(f' <span class="warn">Below the {pct(FAMILY_ACCURACY_BAR, 0)} family-accuracy bar: read coverage counts as approximate.</span>')
+    held = h.get(FAMILY_BAR.headline_key)
+    if held is not None:
+        interval = intervals.describe(h, FAMILY_BAR.headline_key, pct)
+        parts.append(f" On the half of the benchmark authors' labels (labels_dev) it was not tuned on: family of the top label right for "
+                     f"<b>{pct(held)}</b>{f' ({esc(interval)})' if interval else ''} of GDPval prompts, the top label in the authors' occupation "
+                     f"for <b>{pct(h.get('holdout_gdpval_occupation_top1'))}</b>; TheAgentCompany family {pct(h.get('holdout_theagentcompany_family_top1'))}.")
+        if not FAMILY_BAR.met(held):
+            parts.append(f' <span class="warn">Below the {pct(FAMILY_BAR.value, 0)} family bar: read coverage counts as approximate '
+                         '(<a class="warn" href="#limitations">Limitations</a>).</span>')
     else:
         parts.append(' <span class="warn">This labeler has not been validated.</span>')
     return '<div class="labeler">' + "".join(parts) + "</div>"
@@ -237,6 +246,30 @@ def judges_body(f: Mapping) -> str:
             frame, [("labeler", "judge", None), ("exposure", "exposed / not exposed", None), ("importance", "top / bottom importance quintile", None)]
         ) + f"<p class='note'>In brackets: {esc(intervals.CLUSTERED_WALD.describe('low', 'high'))}.</p>"
     return table
+
+
+def limitations_body(h: Mapping, f: Mapping) -> str:
+    """Every limitation the run's outputs state (limits.py), each with a link to the section that says more."""
+    items = "".join(
+        f'<li id="limit-{esc(item.key)}"><b>{esc(item.title)}.</b> {esc(item.text)} <a href="#{esc(item.section)}">More</a></li>' for item in limitations(h, f)
+    )
+    return f'<ol class="limits">{items}</ol>' if items else "<p class='note'>Not computed in this run.</p>"
+
+
+def like_for_like_body(h: Mapping, f: Mapping) -> str:
+    """The article's published figures beside ours (article.py), then both ratios at every threshold."""
+    rows = pd.DataFrame(article.like_for_like(h, f), columns=["what", "ours", "article"])
+    body = html_table(rows, [("what", "", None), ("ours", f"ours ({h.get('n_benchmarks')} benchmarks, {h.get('labeler')})", None),
+                             ("article", f"article ({article.ARTICLE['benchmarks']} benchmarks, its chat-model judge)", None)], table_id="like-for-like-table")
+    header, threshold_rows = article.ratios_by_threshold(h, f)
+    if threshold_rows:
+        frame = pd.DataFrame(threshold_rows, columns=header)
+        body += ("<h3>Both ratios at every threshold</h3>"
+                 + html_table(frame, [(c, c, None) for c in header], table_id="ratios-by-threshold")
+                 + f"<p class='note'>In brackets: {esc(intervals.CLUSTERED_WALD.describe('low', 'high'))} on the log ratio; after the adjusted "
+                 "importance ratio, the occupations the fixed-effects model keeps (those with both covered and uncovered rated tasks). "
+                 "Simple: shares straight from the task table; adjusted: the regressions of the two sections above.</p>")
+    return body
 
 
 # The page itself is a Jinja2 template (templates/report.html.j2) with autoescape on.
@@ -375,7 +408,7 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
                       "missing shares take the occupation's median, or importance-proportional shares where an occupation has none."),
         ("AI exposure", f"Eloundou et al. (2023), rater <b>{esc(s['exposure_rater'])}</b>, exposed = {definition}."),
         ("Regressions", f"logit covered ~ exposed + log wage bill, SEs clustered by SOC {esc(s['cluster_level'])} group; importance quintiles "
-                        "with occupation fixed effects; 95% intervals by the delta method on the probability (ratios: on the log ratio)."),
+                        "with occupation fixed effects; 95% intervals for probabilities built on the logit scale and transformed back, so they stay inside [0, 1] (ratios: the delta method on the log ratio)."),
         ("Model scores", f"a task enters an occupation's score with at least {esc(s['min_prompts_per_task'])} scored prompts; weighted = mean of task means, "
                          "simple = mean over the distinct prompts."),
         ("WORKBank zones", "cut at 3.0 on worker desire and expert capability (Green Light: both ≥ 3)."),
@@ -434,6 +467,8 @@ def render_report(
         body = "<p class='note'>Not computed in this run.</p>"
     parts.append(_section("map", "Benchmark map", f"Each tile is one of the {len(f['occupations'])} O*NET occupations, grouped into "
                           f"{len(f['families'])} families and shaded by the share of its tasks covered by at least {threshold} benchmark prompts.", body))
+    parts.append(_section("limitations", "Limitations", "Where the figures of this report stop, and what they rest on: each from this run's outputs.",
+                          limitations_body(headline, f)))
 
     parts.append(_section("landing", "Where each benchmark lands", "Per benchmark: the occupations and families its labeled prompts "
                           "land in (by their rank-1 label), how many the judge abstained on, and how that compares with the work the "
@@ -463,8 +498,10 @@ def render_report(
     lede = Markup("Task-level logit of coverage on AI exposure and the log wage bill of the task's occupation.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += Markup(" At the median wage bill, exposed tasks are <b>{}×</b> as likely to be covered ({}; {} tasks, {} clusters).").format(
-            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), num(r.n_obs), int(r.n_clusters)
+        lede += Markup(" At the median wage bill, exposed tasks are <b>{}×</b> as likely to be covered ({}; {} tasks, {} clusters). "
+                       "The wage bill: {}.").format(
+            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), num(r.n_obs), int(r.n_clusters),
+            article.wage_bill_finding(f.get("coverage_coefs", pd.DataFrame())),
         )
     body = figure_div(figures.coverage_curves(f["coverage_curve"]), "coverage-curves") if "coverage_curves" in drawable else NOT_ESTIMABLE
     parts.append(_section("exposure", "Coverage, AI exposure and wages", lede, body))
@@ -473,11 +510,15 @@ def render_report(
     lede = Markup("Adjusted probability of coverage by importance quintile, with occupation fixed effects.")
     if len(ratio) and not _isnan(ratio.iloc[0].estimate):
         r = ratio.iloc[0]
-        lede += Markup(" Top vs bottom quintile: <b>{}×</b> ({}); {} occupations with all or none of their tasks covered leave the sample.").format(
-            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), int(r.occupations_dropped)
+        lede += Markup(" Top vs bottom quintile: <b>{}×</b> ({}), on the {} occupations whose tasks are neither all covered nor all uncovered; "
+                       "{} occupations with all or none of their tasks covered leave the sample.").format(
+            f"{r.estimate:.2f}", intervals.CLUSTERED_WALD.describe(f"{r.ci_low:.2f}", f"{r.ci_high:.2f}"), int(r.occupations_kept), int(r.occupations_dropped)
         )
     body = figure_div(figures.importance_figure(f["importance"]), "importance-quintiles") if "importance_quintiles" in drawable else NOT_ESTIMABLE
     parts.append(_section("importance", "Coverage and task importance", lede, body))
+    parts.append(_section("like-for-like", "Like for like with the article", "The article's published figures beside ours, each ratio both as a "
+                          "plain ratio of shares and as the regressions adjust it, and what differs between its inputs and ours.",
+                          like_for_like_body(headline, f)))
 
     sens_cols = [("variant", "variant", None), ("threshold", "threshold", num), ("labeler", "labeler", None),
                  ("n_tasks_covered", "tasks covered", num), ("n_occupations_with_covered_task", "occupations with coverage", num),
@@ -488,6 +529,7 @@ def render_report(
         body += (f"<p class='note'>Bootstrap ({int(u.replicates)} replicates, prompts resampled within benchmarks): uncovered work time "
                  f"{pct(u.share_uncovered)}, resampling spread {pct(u.ci_low)}–{pct(u.ci_high)} ({esc(u.method)}; plain percentile "
                  f"{pct(u.ci_low_percentile)}–{pct(u.ci_high_percentile)}).</p>")
+    body += band_note(f.get("band", pd.DataFrame()), f.get("calibration", pd.DataFrame()))
     parts.append(_section("sensitivity", "Sensitivity", "The headline under other thresholds, other judges, each benchmark left out, and duplicate texts counted once.", body))
     parts.append(_section("history", "How the map moved", "Every refresh of the headline, with the benchmarks it added (+), changed (~) "
                           "or removed (−), and what each benchmark adds to the coverage today.", history_body(f, drawable)))
@@ -498,7 +540,17 @@ def render_report(
     diff_cols = [("label", "occupation · tasks · prompts", None), ("model", "model", None), ("benchmark", "benchmark", None),
                  ("weighted_score", "O*NET-weighted", lambda v: num(v, 3)), ("simple_score", "simple", lambda v: num(v, 3)), ("gap", "gap", lambda v: num(v, 3))]
     body = figure_div(figures.model_scores_figure(f["model_scores"]), "model-scores") if "model_scores" in drawable else ""
-    body += "<h3>Largest differences</h3>" + html_table(f["score_differences"], diff_cols)
+    differences = f["score_differences"]
+    if len(differences) and "n_prompts_weak" in differences:
+        weak = differences["n_prompts_weak"]
+        differences = differences.assign(caveat=[
+            "" if _isnan(w) or not w else ("mostly weak labels" if 2 * w > n else "some weak labels") for w, n in zip(weak, differences["n_prompts"])
+        ])
+        diff_cols = [*diff_cols, ("n_prompts_weak", "prompts with weak labels", num), ("caveat", "caveat", None)]
+    body += ("<h3>Largest differences between the weighted and the simple score</h3><p class='note'>A prompt's labels are weak when the judge "
+             "itself would have abstained on it (its confidence or its rank-1 task's similarity below its own bars) but its benchmark had reached "
+             "the abstention cap: a row resting mostly on such prompts says more about the judge than about the occupation.</p>"
+             + html_table(differences, diff_cols))
     parts.append(_section("scores", "O*NET-weighted vs simple model scores",
                           f"Per model and occupation: tasks with at least {settings['min_prompts_per_task']} scored prompts; the weighted score counts "
                           "every task equally, the simple score every prompt.", body))
@@ -509,8 +561,11 @@ def render_report(
                   ("mean_capability", "capability", lambda v: num(v, 1)), ("n_prompts", "prompts", num), ("hours", "US work hours / yr", lambda v: num(v))]
     body = figure_div(figures.workbank_landscape(f["zones"]), "workbank-landscape") if "workbank_landscape" in drawable else ""
     body += "<h3>Coverage by zone</h3>" + html_table(f["coverage_by_zone"], zone_cols)
-    body += (f"<h3>Green Light tasks no benchmark covers ({len(f['green_light'])})</h3><p class='note'>Workers want them automated and experts "
-             "rate agents capable, yet fewer than the threshold of prompts exercise them: ranked by US work hours, the benchmarks nobody has built.</p>")
+    green = f["green_light"]
+    some = int((green["n_prompts"] > 0).sum()) if len(green) else 0
+    body += (f"<h3>Green Light tasks with fewer than {threshold} prompts (the threshold): {len(green)}</h3><p class='note'>Workers want them automated "
+             f"and experts rate agents capable, yet fewer than {threshold} prompts exercise them ({len(green) - some} none, {some} between 1 and "
+             f"{threshold - 1}): ranked by US work hours, the benchmarks nobody has built.</p>")
     body += html_table(f["green_light"], green_cols, scroll=True, table_id="green-light")
     parts.append(_section("workbank", "Where benchmarks and workers meet", "WORKBank tasks placed by worker desire and expert-rated capability.", body))
 

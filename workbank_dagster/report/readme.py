@@ -16,27 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
-from . import intervals
+from . import article, intervals
+from .article import ARTICLE
+from .bars import BARS
 from .landing import landing_rows, shares_text
+from .limits import README_KEYS, band_position, limitations
+from .tables import report_frames
 
-# The published figures we compare with (METHOD.md §4: their 29 benchmarks and judge, not ours).
-ARTICLE = {
-    "occupations": "208 of 923",
-    "families_without": "6 of 22",
-    "uncovered": "≈ 90%",
-    "exposure_ratio": "≈ 6",
-    "importance_ratio": "6–10",
-}
-# The judge issue's bars on held-out labels_dev prompts (README, Validation).
-BARS = {
-    ("gdpval", "family", "top1"): ("GDPval family top-1", "≥ 0.80", lambda v: v >= 0.80),
-    ("gdpval", "occupation", "top1"): ("GDPval occupation top-1", "≥ 0.55", lambda v: v >= 0.55),
-    ("gdpval", "occupation", "precision"): ("GDPval occupation precision", "≥ 0.50", lambda v: v >= 0.50),
-    ("gdpval", "all", "labels_per_labeled_prompt"): ("labels per labeled GDPval prompt", "≤ 3", lambda v: v <= 3),
-    ("theagentcompany", "family", "top1"): ("TheAgentCompany family top-1", "≥ 0.70", lambda v: v >= 0.70),
-}
 REFERENCE_SUBSETS = ("holdout", "tune", "all")
 REFERENCE_LEVELS = (
     ("task", "task, exact ID"),
@@ -72,9 +59,6 @@ def _labeler_name(labeler: str, active: str) -> str:
     return f"{method} {version}" + (" (default)" if labeler == active else "")
 
 
-VALIDATION_FIELDS = ["labeler", "yardstick", "subset", "benchmark", "level", "metric", "value", "ci_low", "ci_high", "n_prompts"]
-
-
 class RunOutputs:
     """What the tables are made from: headline.json and the warehouse of one run."""
 
@@ -105,9 +89,11 @@ class RunOutputs:
             if con.execute("select count(*) from information_schema.tables where table_schema = 'analysis' and table_name = 'user_audit'").fetchone()[0]
             else None
         )
-        self.validation_frame = pd.DataFrame(self.validation, columns=VALIDATION_FIELDS)
-        self.landing = one("select * from marts.fct_benchmark_landing order by benchmark, occupation_rank")
-        self.benchmark_index = one("select * from marts.fct_benchmark_index order by benchmark")
+        # The report's own frames (tables.py): the limitations and the like-for-like rows are built from them, here as on the page.
+        self.frames = report_frames(con)
+        self.validation_frame = self.frames["validation"]
+        self.landing = self.frames["landing"]
+        self.benchmark_index = self.frames["benchmarks"]
         self.status = dict(
             con.execute(
                 "select status, count(*) from marts.fct_prompt_judgements where labeler = ? group by status", [headline["labeler"]]
@@ -135,23 +121,33 @@ class RunOutputs:
         return sorted(found, key=lambda name: (name != active, name))
 
 
+def _uncertainty(h: dict) -> str:
+    """The uncovered share's two intervals, short: the resampling spread and the label-uncertainty band."""
+    bounds = [(name, h.get(low), h.get(high)) for name, (low, high) in (
+        ("resampling spread", intervals.BOOTSTRAP_SPREAD.keys("work_time_share_uncovered")),
+        ("label-uncertainty band", intervals.LABEL_BAND.keys(intervals.LABEL_BAND_PREFIX)),
+    )]
+    shown = [f"{name} {pct(low)}–{pct(high)}" for name, low, high in bounds if low is not None and high is not None]
+    return f"; {', '.join(shown)}: each not a confidence interval" if shown else ""
+
+
 def headline_table(run: RunOutputs) -> str:
     h = run.headline
     threshold = {int(r.threshold): r.work_time_share_uncovered for r in run.sensitivity.itertuples() if r.variant == "threshold"}
     others = ", ".join(f"{t}: {pct(threshold[t])}" for t in sorted(threshold) if t != h["coverage_threshold"])
     rows = [
-        ["tasks / occupations / families", f"{num(h['n_tasks'])} / {num(h['n_occupations'])} / {num(h['n_families'])}", "18,796 / 923 / 22"],
-        ["benchmarks / prompts", f"{num(h['n_benchmarks'])} / {num(h['n_prompts'])} ({num(h['n_duplicate_prompt_texts'])} duplicate texts)", "29 / —"],
+        ["tasks / occupations / families", f"{num(h['n_tasks'])} / {num(h['n_occupations'])} / {num(h['n_families'])}", f"{ARTICLE['tasks']:,} / 923 / 22"],
+        ["benchmarks / prompts", f"{num(h['n_benchmarks'])} / {num(h['n_prompts'])} ({num(h['n_duplicate_prompt_texts'])} duplicate texts)", f"{ARTICLE['benchmarks']} / —"],
         [
             "prompts labeled / abstained / not English",
             f"{num(h['n_prompts_labeled'])} / {num(h.get('n_prompts_abstained'))} / {num(h['n_prompts_unlabeled_language'])}",
             "—",
         ],
-        ["labels (per prompt)", f"{num(h['n_labels'])} ({h['labels_per_prompt']:.2f})", "—"],
+        ["labels (per labeled prompt; per prompt, all prompts)", f"{num(h['n_labels'])} ({h['labels_per_labeled_prompt']:.2f}; {h['labels_per_prompt']:.2f})", "—"],
         [f"tasks covered (≥ {h['coverage_threshold']} prompts)", num(h["n_tasks_covered"]), "—"],
         ["occupations with a covered task", num(h["n_occupations_with_covered_task"]), ARTICLE["occupations"].split(" of")[0]],
         ["families without a covered occupation", num(h["n_families_without_covered_occupation"]), ARTICLE["families_without"].split(" of")[0]],
-        ["share of US work time on uncovered tasks", f"{pct(h['work_time_share_uncovered'])} (threshold {others})", ARTICLE["uncovered"]],
+        ["share of US work time on uncovered tasks", f"{pct(h['work_time_share_uncovered'])} (threshold {others}){_uncertainty(h)}", ARTICLE["uncovered"].split(" (")[0]],
         ["total employment on the 923 occupations", num(round(h["total_employment"])), ""],
     ]
     return f"Labeler `{h['labeler']}`, coverage threshold {h['coverage_threshold']} prompts:\n\n" + _table(
@@ -163,14 +159,14 @@ def validation_table(run: RunOutputs) -> str:
     active = run.headline["labeler"]
     labelers = run.labelers()
     rows = []
-    for key, (label, bar, meets) in BARS.items():
-        cells = [label]
+    for key, bar in BARS.items():
+        cells = [bar.label]
         for labeler in labelers:
             value, low, high, n = run.figure(labeler, "labels_dev", "holdout", *key)
             interval = f" ({num(low, 2)}–{num(high, 2)})" if low is not None else ""
-            verdict = "" if value is None or labeler != active else (" ✓" if meets(value) else " ✗")
+            verdict = "" if value is None or labeler != active else (" ✓" if bar.met(value) else " ✗")
             cells.append(f"{num(value, 2)}{interval}{verdict}")
-        cells.append(bar)
+        cells.append(bar.text)
         rows.append(cells)
     n_gdpval = run.figure(active, "labels_dev", "holdout", "gdpval", "family", "top1")[3]
     n_tac = run.figure(active, "labels_dev", "holdout", "theagentcompany", "family", "top1")[3]
@@ -183,8 +179,8 @@ def validation_table(run: RunOutputs) -> str:
     )
     tune = ["", "Tuned on (`tune` half), for comparison:", ""]
     tune_rows = []
-    for key, (label, _, _) in BARS.items():
-        tune_rows.append([label, *(num(run.figure(labeler, "labels_dev", "tune", *key)[0], 2) for labeler in labelers)])
+    for key, bar in BARS.items():
+        tune_rows.append([bar.label, *(num(run.figure(labeler, "labels_dev", "tune", *key)[0], 2) for labeler in labelers)])
     ref_rows = []
     for level, label in REFERENCE_LEVELS:
         cells = [label]
@@ -214,18 +210,62 @@ def validation_table(run: RunOutputs) -> str:
     )
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def analysis_table(run: RunOutputs) -> str:
-    h = run.headline
-    share, low, high, p_low, p_high, replicates = run.interval
-    ratio = lambda key: f"{num(h.get(key), 2)} ({intervals.describe(h, key, lambda v: num(v, 2))})"  # noqa: E731
-    rows = [
-        ["occupations with a covered task", f"{num(h['n_occupations_with_covered_task'])} of {num(h['n_occupations'])}", ARTICLE["occupations"]],
-        ["families with no covered occupation", f"{num(h['n_families_without_covered_occupation'])} of {num(h['n_families'])}", ARTICLE["families_without"]],
-        ["US work time on uncovered tasks", f"{pct(share)} (basic bootstrap spread, {replicates} replicates: {pct(low)}–{pct(high)}; percentile {pct(p_low)}–{pct(p_high)})", ARTICLE["uncovered"]],
-        ["P(covered \\| exposed) / P(covered \\| not), at the median wage bill", ratio("exposure_coverage_ratio"), ARTICLE["exposure_ratio"]],
-        ["most / least important quintile, adjusted P(covered)", ratio("importance_top_bottom_ratio"), ARTICLE["importance_ratio"]],
-    ]
+    """Like for like with the article (article.py): the rows the headline table does not already set beside the
+    article's (the report's table has every row)."""
+    rows = [[_cell(what), _cell(ours), _cell(theirs)] for what, ours, theirs in article.like_for_like(run.headline, run.frames, compact=True)]
     return _table(["", "ours", "article"], rows)
+
+
+def limitations_text(run: RunOutputs) -> str:
+    """The README's short Limitations block: the report's limitations of README_KEYS, one line each."""
+    found = {item.key: item for item in limitations(run.headline, run.frames)}
+    return "".join(f"- **{found[key].title}.** {found[key].text}\n" for key in README_KEYS if key in found)
+
+
+def ratio_thresholds_table(run: RunOutputs) -> str:
+    """Both ratios, simple and adjusted, at every threshold (docs/analysis.md), as the report's table."""
+    header, rows = article.ratios_by_threshold(run.headline, run.frames)
+    return _table(header, rows) + (
+        "\nIn brackets: the 95% CI (cluster-robust Wald, delta method on the log ratio); after the adjusted importance ratio, the occupations "
+        "the fixed-effects model keeps.\n"
+    )
+
+
+def band_text(run: RunOutputs, coverage: dict) -> str:
+    """The label-uncertainty band of the run, its calibration, and how often such a band covers the
+    truth in the simulation (bench/label_band_coverage.json)."""
+    b = run.frames["band"].iloc[0]
+    c = run.frames["calibration"]
+    tune = c[c["fitted_on"]].iloc[0]
+    checks = "; ".join(
+        f"{r.yardstick} {r.subset}: {pct(r.observed_occupation_top1, 0)} observed against {pct(r.mean_calibrated, 0)} predicted "
+        f"(mean p {pct(r.mean_confidence, 0)}; {num(int(r.n_prompts))} prompts)"
+        for r in c[~c["fitted_on"]].itertuples()
+    )
+    scenarios = coverage["scenarios"]
+    sim = "; ".join(
+        f"{'where the truth is where the band assumes it' if name == 'as_assumed' else 'where it is not (the judge does not know which occupations a benchmark asks for)'}: "
+        f"{pct(s['coverage']['calibrated'], 0)} (with the raw confidence, {pct(s['coverage']['raw'], 0)})"
+        for name, s in scenarios.items()
+    )
+    first = next(iter(scenarios.values()))
+    return (
+        f"Calibration, fitted on the {num(int(tune['n_prompts']))} labeled GDPval prompts of labels_dev's tune half: q = Λ({tune['intercept']:.2f} "
+        f"+ {tune['slope']:.2f} · logit(p)), p the judge's probability of its best occupation (standard errors {tune['intercept_se']:.2f} and "
+        f"{tune['slope_se']:.2f}); the share of top labels in the right occupation, observed against predicted, on the rest: {checks}.\n\n"
+        f"With {num(int(b['draws']))} draws, the uncovered share's {intervals.LABEL_BAND.describe(pct(b['band_low']), pct(b['band_high']))}; tasks covered "
+        f"{num(int(b['n_tasks_covered_low']))}–{num(int(b['n_tasks_covered_high']))}, "
+        f"occupations with a covered task {num(int(b['n_occupations_low']))}–{num(int(b['n_occupations_high']))}. {band_position(b)}\n\n"
+        f"How often such a band covers the true share, in a simulation with known labels (`bench/label_band_coverage.py`, {first['samples']} "
+        f"suites of {sum(first['population']['benchmark_sizes']):,} prompts each, a tune set of {first['population']['tune_prompts']} prompts, "
+        f"{first['draws']} draws): {sim}. Nominal is 95%: the band is a measure of how far the labels' errors move the share, "
+        "**not** a confidence interval.\n"
+    )
 
 
 def sensitivity_table(run: RunOutputs) -> str:
@@ -391,7 +431,10 @@ def regressions_text(run: RunOutputs) -> str:
 def workbank_table(run: RunOutputs) -> str:
     rows = [[r.zone, num(int(r.n_tasks)), num(int(r.n_covered)), pct(r.share_covered, 0)] for r in run.zones.itertuples()]
     green = "; ".join(f"{r.occupation_title}: \"{r.task[:70]}{'…' if len(r.task) > 70 else ''}\" ({r.hours / 1e6:,.0f} M hours, {r.n_prompts} prompts)" for r in run.green.itertuples())
-    return _table(["WORKBank zone", "tasks", "covered", "share covered"], rows) + f"\nThe Green Light tasks with the most US work hours and no coverage: {green}.\n"
+    threshold = run.headline["coverage_threshold"]
+    return _table(["WORKBank zone", "tasks", "covered", "share covered"], rows) + (
+        f"\nThe Green Light tasks with the most US work hours and fewer than {threshold} prompts (the threshold): {green}.\n"
+    )
 
 
 def telework_text(run: RunOutputs) -> str:
@@ -616,6 +659,7 @@ def sections(
     variants: dict | None = None,
     postgres: dict | None = None,
     throughput: dict | None = None,
+    band_coverage: dict | None = None,
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
@@ -626,6 +670,8 @@ def sections(
         "landing": lambda: landing_table(run),
         "validation": lambda: validation_table(run),
         "analysis": lambda: analysis_table(run),
+        "limitations": lambda: limitations_text(run),
+        "ratio_thresholds": lambda: ratio_thresholds_table(run),
         "sensitivity": lambda: sensitivity_table(run),
         "judges": lambda: judges_table(run),
         "regressions": lambda: regressions_text(run),
@@ -647,7 +693,46 @@ def sections(
         rendered["postgres_overhead"] = postgres_overhead_text(postgres)
     if throughput is not None:
         rendered["partition_throughput"] = partition_throughput_text(throughput)
+    if band_coverage is not None:
+        rendered["label_band"] = band_text(run, band_coverage)
     return rendered
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
+_LINK = re.compile(r"\]\(#([^)]+)\)")
+_SEE = re.compile(r"\(([A-Za-z][\w -]*?)\s+(above|below)[;,)]")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def cross_reference_problems(text: str) -> list[str]:
+    """Every cross-reference of a page that points the wrong way: a link to a section of the page
+    (`[..](#anchor)`) that comes after it unless its line says "below", and a "(<section> above)" or
+    "(<section> below)" whose section is not on that side. A section is named by the first words of
+    its heading; a phrase naming no heading (table rows "above") is not a cross-reference."""
+    headings = [(m.start(), m.group(2)) for m in _HEADING.finditer(text)]
+    anchors = {slug(title): start for start, title in headings}
+    problems = []
+    for match in _LINK.finditer(text):
+        target = anchors.get(match.group(1))
+        line = text[text.rfind("\n", 0, match.start()) + 1 : text.find("\n", match.end())]
+        if target is None:
+            problems.append(f"link to #{match.group(1)}: no such section")
+        elif target > match.start() and "below" not in line:
+            problems.append(f"link to #{match.group(1)} points to a later section without saying 'below': {line.strip()}")
+    for match in _SEE.finditer(text):
+        name, side = match.group(1).strip().lower(), match.group(2)
+        named = [start for start, title in headings if title.lower().startswith(name)]
+        if not named:
+            continue
+        before = any(start < match.start() for start in named)
+        after = any(start > match.start() for start in named)
+        if (side == "above" and not before) or (side == "below" and not after):
+            problems.append(f"'({match.group(1)} {side})' but the section '{name}' is {'after' if side == 'above' else 'before'} it")
+    return problems
 
 
 def documents(root: Path) -> list[Path]:

@@ -91,6 +91,21 @@ ANALYSIS_TABLES = {
     "history": "select * from analysis.coverage_history where moved order by refresh",
     "contribution": "select * from analysis.benchmark_contribution order by n_tasks_covered_only_with_it desc, benchmark",
     "rejected_files": "select benchmark, n_prompts, error from marts.dim_benchmark where error is not null order by benchmark",
+    "ratios": "select * from analysis.ratios_by_threshold order by ratio, threshold, kind desc",
+    "coverage_coefs": "select * from analysis.coverage_logit_coefs order by term",
+    "band": "select * from analysis.work_time_uncovered_band",
+    "calibration": "select * from analysis.label_calibration order by yardstick, subset",
+    "abstention": "select * from analysis.abstention_by_benchmark order by benchmark = 'all', benchmark",
+}
+# The figures the Limitations section states that no analysis table holds: work hours on imputed time
+# shares, and covered tasks by how many benchmarks their prompts come from.
+LIMIT_TABLES = {
+    "imputed_hours": (
+        "select sum(h.hours) filter (where d.time_share_imputed) / sum(h.hours) as share_imputed, "
+        "count(*) filter (where d.time_share_imputed) as n_tasks_imputed "
+        "from marts.dim_task as d left join marts.fct_task_hours as h using (task_id, onet_soc_code)"
+    ),
+    "covered_by_benchmarks": "select n_benchmarks, count(*) as n_tasks from marts.fct_task_coverage where covered group by n_benchmarks order by n_benchmarks",
 }
 
 
@@ -123,5 +138,6 @@ def report_frames(con: duckdb.DuckDBPyConnection) -> dict[str, pd.DataFrame]:
         "data_versions": "select file, bytes, sha256 from marts.dim_source_file order by benchmark is not null, file",
         "model_scores": MODEL_SCORES_SQL,
         **ANALYSIS_TABLES,
+        **LIMIT_TABLES,
     }
     return {name: _read(con, sql, *_tables_in(sql)) for name, sql in frames.items()}

@@ -251,7 +251,12 @@ class WorkbankDbtTranslator(DagsterDbtTranslator):
         return [owner] if owner else []
 
 
-translator = WorkbankDbtTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True))
+# Duplicate source keys: a step that writes two tables (labeling/embedded_labels writes the candidates too,
+# labeling/judge_validation its per-prompt outcomes) is one asset, and the sources of both tables point
+# at it (meta.dagster.asset_key in models/staging/__sources.yml).
+translator = WorkbankDbtTranslator(
+    settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True, enable_duplicate_source_asset_keys=True)
+)
 
 
 def prune_build_dirs(current: Path, keep: int = 3, min_age_s: float = 600.0) -> list[Path]:

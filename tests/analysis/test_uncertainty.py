@@ -1,0 +1,153 @@
+"""The label-uncertainty band (analysis/uncertainty.py): its calibration against statsmodels, its
+re-drawing by hand and in frequency, the judge's weak labels, and the simulation with known labels
+that says how often the band covers the truth (bench/label_band_coverage.json)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from workbank_dagster.analysis.coverage import prompts_per_task, summarise
+from workbank_dagster.analysis.uncertainty import (
+    IDENTITY,
+    calibrated_probability,
+    draw_shares,
+    fit_calibration,
+    label_sets,
+    simulate_band_coverage,
+    uncertainty_tables,
+    weak_prompts,
+)
+
+
+def test_the_calibration_is_statsmodels_logit_on_logit_confidence():
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(1)
+    confidence = rng.uniform(0.02, 0.98, 300)
+    correct = rng.random(300) < calibrated_probability(confidence, -0.5, 0.7)
+    fit = fit_calibration(confidence, correct)
+    x = np.log(confidence / (1 - confidence))
+    reference = sm.Logit(correct.astype(float), sm.add_constant(x)).fit(disp=False)
+    assert fit.fitted and (fit.n, fit.n_correct) == (300, int(correct.sum()))
+    assert (fit.intercept, fit.slope) == pytest.approx(tuple(reference.params), rel=1e-8)
+    assert fit.cov == pytest.approx(np.asarray(reference.cov_params()), rel=1e-6)
+
+
+def test_a_calibration_that_cannot_be_fitted_says_so_and_keeps_the_raw_confidence():
+    assert not fit_calibration([0.3] * 5, [1, 0, 1, 0, 1]).fitted  # too few prompts
+    unfit = fit_calibration(np.linspace(0.1, 0.9, 20), np.ones(20))  # all right
+    assert not unfit.fitted and unfit.probability([0.3])[0] == pytest.approx(0.3)
+
+
+def _toy():
+    """Two labeled prompts, one abstained, on six tasks of three occupations."""
+    labels = pd.DataFrame({"benchmark": "b", "prompt_id": ["p1", "p1", "p2"], "task_id": [10, 11, 20], "rank": [1, 2, 1], "score": [0.5, 0.4, 0.15]})
+    judgements = pd.DataFrame({"benchmark": "b", "prompt_id": ["p1", "p2", "p3"], "status": ["labeled", "labeled", "abstained"],
+                               "confidence": [0.9, 0.3, 0.01]})
+    candidates = pd.DataFrame(
+        [("p1", 1, 0.9, 1, 10), ("p1", 1, 0.9, 2, 11), ("p1", 2, 0.06, 1, 20), ("p1", 2, 0.06, 2, 21), ("p1", 3, 0.02, 1, 30),
+         ("p2", 1, 0.3, 1, 20), ("p2", 2, 0.2, 1, 30), ("p2", 2, 0.2, 2, 31)],
+        columns=["prompt_id", "occupation_rank", "occupation_probability", "task_rank", "task_id"],
+    ).assign(benchmark="b")
+    tasks = pd.DataFrame({"task_id": [10, 11, 20, 21, 30, 31], "onet_soc_code": ["A", "A", "B", "B", "C", "C"], "hours": [1.0, 2.0, 3.0, 4.0, 5.0, np.nan]})
+    return labels, judgements, candidates, tasks
+
+
+def test_label_sets_by_hand():
+    labels, judgements, candidates, tasks = _toy()
+    sets = label_sets(labels, judgements, candidates, tasks["task_id"].to_numpy())
+    # p1: its own {10, 11}; occupation 2's first two {20, 21}; occupation 3's only one {30}. p2: its own {20}; occupation 2's first {30}.
+    held = [set(tasks["task_id"].to_numpy()[sets.incidence[i].indices]) for i in range(sets.incidence.shape[0])]
+    assert held == [{10, 11}, {20, 21}, {30}, {20}, {30}]
+    assert sets.prompt.tolist() == [0, 0, 0, 1, 1] and sets.own.tolist() == [True, False, False, True, False]
+    assert sets.share == pytest.approx([0.0, 0.75, 0.25, 0.0, 1.0])
+    probabilities = sets.probabilities(np.array([[0.8], [0.5]]))[:, 0]
+    assert probabilities == pytest.approx([0.8, 0.15, 0.05, 0.5, 0.5])
+
+
+def test_re_drawing_chooses_one_set_per_prompt_as_often_as_its_probability():
+    labels, judgements, candidates, tasks = _toy()
+    sets = label_sets(labels, judgements, candidates, tasks["task_id"].to_numpy())
+    probabilities = np.repeat(sets.probabilities(np.array([[0.8], [0.5]])), 20000, axis=1)
+    chosen = sets.choose(probabilities, np.random.default_rng(0))
+    assert (np.bincount(sets.prompt, weights=chosen[:, 0]) == 1).all() and chosen.sum() == 2 * 20000
+    assert chosen.mean(axis=1) == pytest.approx(probabilities[:, 0], abs=0.01)
+    # Certain labels are never moved: the draws are the labels as they are.
+    always = sets.choose(sets.probabilities(np.ones((2, 3))), np.random.default_rng(1))
+    assert (always == sets.own[:, None]).all()
+
+
+def test_the_band_s_point_is_the_headline_and_certain_labels_give_no_width():
+    labels, judgements, candidates, tasks = _toy()
+    tables = uncertainty_tables(labels, judgements, candidates, pd.DataFrame(columns=["yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1"]),
+                                tasks, "j", 1, draws=50)
+    row = tables["work_time_uncovered_band"].iloc[0]
+    headline = summarise(prompts_per_task(labels.assign(prompt_hash="h")), tasks.assign(family_code="x"), 1, ["x"])["work_time_share_uncovered"]
+    assert row["share_uncovered"] == pytest.approx(headline)
+    assert row["prompts_labeled"] == 2 and row["prompts_with_alternatives"] == 2 and not row["calibration_fitted"]
+    assert row["band_low"] <= row["share_uncovered"] <= row["band_high"] and 0 <= row["band_low"] and row["band_high"] <= 1
+    sure = judgements.assign(confidence=1.0)
+    sets = label_sets(labels, sure, candidates, tasks["task_id"].to_numpy())
+    drawn = draw_shares(sets, IDENTITY, tasks["hours"].to_numpy(), tasks["onet_soc_code"].to_numpy(), 1, draws=20)
+    assert drawn["share"] == pytest.approx(np.full(20, headline)) and (drawn["occupations"] == 2).all()
+
+
+def test_the_calibration_is_fitted_on_the_tune_half_only_and_checked_on_the_others():
+    rng = np.random.default_rng(3)
+    rows, conf = [], []
+    for yardstick, subset, n in (("labels_dev", "tune", 60), ("labels_dev", "holdout", 40), ("reference", "holdout", 50)):
+        c = rng.uniform(0.05, 0.95, n)
+        right = rng.random(n) < c * (0.3 if subset == "holdout" else 1.0)  # the holdout would pull the fit down, were it used
+        for i in range(n):
+            rows.append((yardstick, subset, "gdpval", f"{yardstick}{subset}{i}", 1, bool(right[i])))
+            conf.append((f"{yardstick}{subset}{i}", c[i]))
+    validation = pd.DataFrame(rows, columns=["yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1"])
+    judgements = pd.DataFrame(conf, columns=["prompt_id", "confidence"]).assign(benchmark="gdpval", status="labeled")
+    labels, _, candidates, tasks = _toy()
+    table = uncertainty_tables(labels, judgements, candidates, validation, tasks, "j", 1, draws=10)["label_calibration"]
+    tune = validation[validation["subset"] == "tune"].merge(judgements, on=["benchmark", "prompt_id"])
+    expected = fit_calibration(tune["confidence"], tune["occupation_top1"])
+    assert table["intercept"].iloc[0] == pytest.approx(expected.intercept) and table["slope"].iloc[0] == pytest.approx(expected.slope)
+    by = table.set_index(["yardstick", "subset"])
+    assert by.loc[("labels_dev", "tune"), "fitted_on"] and not by.loc[("labels_dev", "holdout"), "fitted_on"]
+    assert by.loc[("labels_dev", "tune"), "mean_calibrated"] == pytest.approx(by.loc[("labels_dev", "tune"), "observed_occupation_top1"], abs=1e-6)
+    assert by.loc[("labels_dev", "holdout"), "observed_occupation_top1"] < by.loc[("labels_dev", "holdout"), "mean_calibrated"]
+
+
+def test_weak_labels_are_the_ones_below_the_judge_s_own_bars():
+    labels, judgements, _, _ = _toy()
+    weak = weak_prompts(judgements, labels, (0.05, 0.2))
+    assert weak["prompt_id"].tolist() == ["p2"]  # rank-1 similarity 0.15 < 0.2; p3 abstained, p1 above both
+    assert weak_prompts(judgements.assign(confidence=0.04), labels, (0.05, 0.2))["prompt_id"].tolist() == ["p1", "p2"]
+    assert weak_prompts(judgements, labels, None).empty  # a judge without bars marks none
+
+
+def test_the_abstention_table_counts_each_benchmark_s_weak_labels_and_what_they_cover():
+    from workbank_dagster.analysis.uncertainty import abstention_table
+
+    labels, judgements, _, tasks = _toy()
+    judgements = pd.concat([judgements, pd.DataFrame({"benchmark": ["c"], "prompt_id": ["q"], "status": ["unlabeled"], "confidence": [None]})])
+    table = abstention_table(labels, judgements, weak_prompts(judgements, labels, (0.05, 0.2)), tasks, 1).set_index("benchmark")
+    assert table.loc["b", ["n_prompts", "n_not_read", "n_judged", "n_abstained", "n_labeled", "n_labeled_weak"]].tolist() == [3, 0, 3, 1, 2, 1]
+    assert table.loc["b", "at_cap"] and not table.loc["c", "at_cap"] and table.loc["c", "n_not_read"] == 1
+    assert table.loc["all", "n_prompts"] == 4 and table.loc["all", "share_abstained"] == pytest.approx(1 / 3)
+    # p2, the weak prompt, alone lifts task 20 over a threshold of 1.
+    assert table.loc["all", "n_tasks_covered_only_with_weak"] == 1 and pd.isna(table.loc["b", "n_tasks_covered_only_with_weak"])
+
+
+def test_the_band_s_coverage_simulation_is_what_the_docs_say():
+    """Suites with known labels, in two worlds: one where the truth is where the band assumes it
+    (drawn with the judge's calibrated confidence and its probabilities), one where it is not (the
+    judge does not know which occupations a benchmark asks for). The committed
+    bench/label_band_coverage.json, which docs/analysis.md is written from, is this computation."""
+    from workbank_dagster.settings import REPO_ROOT
+
+    committed = json.loads((REPO_ROOT / "bench" / "label_band_coverage.json").read_text())
+    for name, scenario in committed["scenarios"].items():
+        result = simulate_band_coverage(**scenario["arguments"])
+        assert {k: v for k, v in scenario.items() if k not in ("arguments", "seconds")} == json.loads(json.dumps(result)), name
+        assert result["samples"] >= 100 and result["calibrations_fitted"] == result["samples"]

@@ -1,0 +1,441 @@
+"""The judge's own uncertainty carried into the uncovered work-time share: the label-uncertainty band.
+
+The headline counts prompts per task from one set of labels, and the resampling spread
+(coverage.bootstrap_share) only asks which prompts a benchmark happened to contain. The larger
+uncertainty is which tasks a prompt really exercises. The default judge ranks candidate occupations
+for every prompt, with a probability for each, and labels tasks of the best one; its confidence is
+that best occupation's probability. The band re-draws every labeled prompt's labels:
+
+1. **Calibration.** The raw confidence is a softmax output, not a probability of being right. On
+   the `tune` half of labels_dev (GDPval prompts the judge labeled; the half the judges were tuned
+   on, never the holdout), a logistic regression of "the top label is in the authors' occupation"
+   on logit(confidence) gives q = Λ(a + b·logit(c)), the calibrated probability that the prompt's
+   labeled occupation is right (`fit_calibration`).
+2. **Re-drawing.** In each draw, a prompt keeps its labels with probability q; otherwise its labels
+   move to another of its candidate occupations, chosen in proportion to the judge's probability of
+   each, and become that occupation's most similar candidate tasks, as many as the judge gave it (so
+   the density of labels, which decides coverage, is kept). The calibration's own uncertainty is
+   carried too: each draw takes (a, b) from the normal approximation of their sampling distribution.
+3. **The band.** Each draw's coverage and uncovered share are computed as the headline's; the band
+   is the 2.5% and 97.5% quantiles of the draws.
+
+What it cannot see: a prompt whose right occupation is among none of its candidates (the candidates'
+recall is measured in bench/judge_variants.json), wrong tasks within the right occupation, and how
+far a calibration fitted on GDPval's prompts holds for the other benchmarks (`label_calibration`
+reports the check on the reference set, which spans them). `simulate_band_coverage` measures, with
+known labels, how often the band covers the truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+
+from .coverage import task_counts, uncovered_share
+
+EPS = 1e-6
+BAND_LEVEL = 0.95
+
+
+def _logit(p: np.ndarray) -> np.ndarray:
+    p = np.clip(np.asarray(p, dtype=float), EPS, 1 - EPS)
+    return np.log(p / (1 - p))
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """q = Λ(intercept + slope · logit(confidence)), with the covariance of (intercept, slope).
+
+    `n` prompts were fitted, `n_correct` of them right; `fitted` is False when they could not be
+    (fewer than MIN_CALIBRATION prompts, or all right or all wrong): the raw confidence is then used
+    as it is (intercept 0, slope 1, no covariance), and the band says so."""
+
+    intercept: float
+    slope: float
+    cov: np.ndarray
+    n: int
+    n_correct: int
+    fitted: bool
+
+    def probability(self, confidence) -> np.ndarray:
+        return calibrated_probability(confidence, self.intercept, self.slope)
+
+
+IDENTITY = Calibration(0.0, 1.0, np.zeros((2, 2)), 0, 0, False)
+MIN_CALIBRATION = 10
+
+
+def calibrated_probability(confidence, intercept: float, slope: float) -> np.ndarray:
+    """Λ(intercept + slope · logit(confidence)); confidence clipped to [1e-6, 1 − 1e-6]."""
+    return _expit(intercept + slope * _logit(confidence))
+
+
+def fit_calibration(confidence, correct, *, max_iter: int = 50) -> Calibration:
+    """Logistic regression of `correct` (0/1) on logit(confidence), by Newton's method; its covariance
+    is the inverse of the information matrix at the estimate."""
+    x = _logit(confidence)
+    y = np.asarray(correct, dtype=float)
+    n, n_correct = len(y), int(y.sum())
+    if n < MIN_CALIBRATION or n_correct in (0, n):
+        return Calibration(0.0, 1.0, np.zeros((2, 2)), n, n_correct, False)
+    X = np.column_stack([np.ones(n), x])
+    beta = np.zeros(2)
+    for _ in range(max_iter):
+        p = _expit(X @ beta)
+        information = (X * (p * (1 - p))[:, None]).T @ X
+        step = np.linalg.solve(information, X.T @ (y - p))
+        beta = beta + step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    if not np.all(np.isfinite(beta)) or np.max(np.abs(beta)) > 50:  # separation: the fit ran away
+        return Calibration(0.0, 1.0, np.zeros((2, 2)), n, n_correct, False)
+    p = _expit(X @ beta)
+    cov = np.linalg.inv((X * (p * (1 - p))[:, None]).T @ X)
+    return Calibration(float(beta[0]), float(beta[1]), cov, n, n_correct, True)
+
+
+def weak_prompts(judgements: pd.DataFrame, labels: pd.DataFrame, bars: tuple[float, float] | None) -> pd.DataFrame:
+    """The labeled prompts the judge itself marks as weak: below one of its own abstention bars
+    (confidence under `abstain_below`, or its rank-1 task's similarity under `min_similarity`), so
+    labeled only because its benchmark had reached the abstention cap. `bars` is None for a judge
+    without them (judge v3, the LLM judge): no prompt is marked. Columns benchmark, prompt_id."""
+    if bars is None or judgements.empty:
+        return pd.DataFrame({"benchmark": pd.Series(dtype="string"), "prompt_id": pd.Series(dtype="string")})
+    abstain_below, min_similarity = bars
+    first = labels[labels["rank"] == 1][["benchmark", "prompt_id", "score"]]
+    labeled = judgements[judgements["status"] == "labeled"][["benchmark", "prompt_id", "confidence"]].merge(first, on=["benchmark", "prompt_id"])
+    weak = (labeled["confidence"].astype(float) < abstain_below) | (labeled["score"].astype(float) < min_similarity)
+    return labeled.loc[weak, ["benchmark", "prompt_id"]].reset_index(drop=True)
+
+
+@dataclass
+class LabelSets:
+    """Every labeled prompt's possible label sets: its own (first), then one per other candidate
+    occupation. `incidence` is sets x tasks (1 where the set holds the task, columns in the order of
+    the task frame); `prompt` the prompt (0..n-1) of each set; `own` marks each prompt's own set;
+    `share` each alternative's share of the probability of being wrong (its occupation's probability
+    over the alternatives'); `confidence` each prompt's raw confidence."""
+
+    incidence: sparse.csr_matrix
+    prompt: np.ndarray
+    own: np.ndarray
+    share: np.ndarray
+    confidence: np.ndarray
+
+    @property
+    def n_prompts(self) -> int:
+        return len(self.confidence)
+
+    def probabilities(self, q: np.ndarray) -> np.ndarray:
+        """Each set's probability (sets x columns of q) when each prompt's own labels are right with
+        probability q[prompt] (prompts x columns); a prompt without alternatives keeps its own."""
+        has_alternative = np.bincount(self.prompt[~self.own], minlength=self.n_prompts) > 0
+        keep = np.where(has_alternative[:, None], q, 1.0)[self.prompt]
+        return np.where(self.own[:, None], keep, (1.0 - keep) * self.share[:, None])
+
+    def choose(self, probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """One set per prompt and column, drawn with `probabilities` (sets x columns; sets are grouped
+        by prompt, in order): 1.0 where a set is chosen, else 0.0."""
+        cumulative = np.cumsum(probabilities, axis=0)
+        first = np.r_[True, self.prompt[1:] != self.prompt[:-1]]  # each prompt's first set
+        before = (cumulative - probabilities)[first]  # the probability of every earlier prompt's sets, one row per prompt
+        within = cumulative - before[np.cumsum(first) - 1]
+        within[np.r_[first[1:], True]] = 1.0  # each prompt's last set closes its interval exactly
+        u = rng.random((self.n_prompts, probabilities.shape[1]))[self.prompt]
+        return ((within - probabilities < u) & (u <= within)).astype(float)
+
+
+def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.DataFrame, task_ids: np.ndarray) -> LabelSets:
+    """The label sets of every prompt the judge labeled. `labels`: benchmark, prompt_id, task_id
+    (one labeler); `judgements`: benchmark, prompt_id, status, confidence; `candidates`: benchmark,
+    prompt_id, occupation_rank, occupation_probability, task_rank, task_id; `task_ids` the columns.
+    An alternative set holds its occupation's first k candidate tasks, k the prompt's own labels."""
+    key = ["benchmark", "prompt_id"]
+    column = pd.Series(np.arange(len(task_ids)), index=pd.Index(np.asarray(task_ids, dtype=np.int64)))
+    labeled = judgements.loc[judgements["status"] == "labeled", [*key, "confidence"]].sort_values(key).reset_index(drop=True)
+    labeled["prompt"] = np.arange(len(labeled))
+    own = labels[[*key, "task_id"]].merge(labeled[[*key, "prompt"]], on=key)
+    own = own.assign(column=own["task_id"].astype("int64").map(column)).dropna(subset=["column"])
+    k = own.groupby("prompt").size().reindex(labeled["prompt"], fill_value=0).to_numpy()
+    alt = candidates.loc[candidates["occupation_rank"] > 1, [*key, "occupation_rank", "occupation_probability", "task_rank", "task_id"]]
+    alt = alt.merge(labeled[[*key, "prompt"]], on=key)
+    alt = alt[alt["task_rank"].to_numpy() <= k[alt["prompt"].to_numpy()]]
+    alt = alt.assign(column=alt["task_id"].astype("int64").map(column)).dropna(subset=["column"])
+    occupations = alt.groupby(["prompt", "occupation_rank"], as_index=False)["occupation_probability"].first()
+    total = occupations.groupby("prompt")["occupation_probability"].transform("sum")
+    count = occupations.groupby("prompt")["occupation_probability"].transform("size")
+    occupations["share"] = np.where(total > 0, occupations["occupation_probability"] / total.where(total > 0, 1.0), 1.0 / count)
+    sets = pd.concat(
+        [pd.DataFrame({"prompt": labeled["prompt"], "occupation_rank": 0, "share": 0.0}), occupations[["prompt", "occupation_rank", "share"]]],
+        ignore_index=True,
+    ).sort_values(["prompt", "occupation_rank"], kind="stable").reset_index(drop=True)
+    sets["set"] = np.arange(len(sets))
+    set_of = sets.set_index(["prompt", "occupation_rank"])["set"]
+    members = pd.concat(
+        [own.assign(occupation_rank=0)[["prompt", "occupation_rank", "column"]], alt[["prompt", "occupation_rank", "column"]]], ignore_index=True
+    )
+    rows = set_of.reindex(pd.MultiIndex.from_frame(members[["prompt", "occupation_rank"]])).to_numpy()
+    incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, members["column"].astype("int64").to_numpy())), shape=(len(sets), len(task_ids)))
+    incidence.data[:] = 1.0
+    confidence = labeled["confidence"].astype(float).fillna(1.0).to_numpy()
+    return LabelSets(incidence, sets["prompt"].to_numpy(dtype=np.int64), (sets["occupation_rank"] == 0).to_numpy(), sets["share"].to_numpy(dtype=float), confidence)
+
+
+def draw_shares(sets: LabelSets, calibration: Calibration, hours: np.ndarray, occupation: np.ndarray, threshold: int, *,
+                draws: int = 200, seed: int = 20261204) -> dict[str, np.ndarray]:
+    """`draws` re-drawings of every labeled prompt's labels: per draw, the uncovered share of the
+    hours (aligned to the incidence's task columns), the tasks labeled and covered, and the
+    occupations (`occupation`: each task column's occupation code) with a covered task."""
+    rng = np.random.default_rng(seed)
+    if calibration.fitted:
+        a, b = rng.multivariate_normal([calibration.intercept, calibration.slope], calibration.cov, size=draws).T
+    else:
+        a, b = np.full(draws, calibration.intercept), np.full(draws, calibration.slope)
+    q = _expit(a[None, :] + b[None, :] * _logit(sets.confidence)[:, None])
+    counts = np.asarray(sets.incidence.T @ sets.choose(sets.probabilities(q), rng))  # tasks x draws
+    covered = counts >= threshold
+    has_hours = ~np.isnan(hours)
+    weights = np.where(has_hours, hours, 0.0)
+    shares = (weights[:, None] * ~covered).sum(axis=0) / weights.sum()
+    codes, occupation_index = np.unique(occupation, return_inverse=True)
+    by_occupation = sparse.csr_matrix((np.ones(len(occupation_index)), (occupation_index, np.arange(len(occupation_index)))), shape=(len(codes), len(occupation_index)))
+    occupations = (np.asarray(by_occupation @ covered.astype(float)) > 0).sum(axis=0)
+    return {"share": shares, "tasks": covered.sum(axis=0), "occupations": occupations, "labeled": (counts > 0).sum(axis=0)}
+
+
+def band(values: np.ndarray, level: float = BAND_LEVEL) -> tuple[float, float]:
+    alpha = (1 - level) / 2
+    low, high = np.quantile(values, [alpha, 1 - alpha])
+    return float(low), float(high)
+
+
+BAND_METHOD = (
+    "label-uncertainty band: every labeled prompt's labels re-drawn from its candidates, kept with the judge's calibrated "
+    "confidence (logistic on logit(confidence), fitted on labels_dev's tune half) or moved to another candidate occupation in "
+    "proportion to the judge's probability of it; 2.5%-97.5% quantiles of the draws; not a confidence interval"
+)
+
+
+def abstention_table(labels: pd.DataFrame, judgements: pd.DataFrame, weak: pd.DataFrame, tasks: pd.DataFrame, threshold: int) -> pd.DataFrame:
+    """Per benchmark and for all ('all'): prompts, not read (not English), judged, abstained, labeled,
+    labeled below the judge's own bars (weak: labeled only because the benchmark reached its
+    abstention cap, so a benchmark with any is at its cap); for all, the covered tasks that would
+    not be covered without the weak labels."""
+    j = judgements.assign(weak=pd.Series(list(zip(judgements["benchmark"], judgements["prompt_id"]))).isin(set(zip(weak["benchmark"], weak["prompt_id"]))).to_numpy())
+    rows = []
+    for benchmark, group in [*sorted(j.groupby("benchmark")), ("all", j)]:
+        status = group["status"]
+        judged = int((status != "unlabeled").sum())
+        rows.append(
+            {"benchmark": benchmark, "n_prompts": len(group), "n_not_read": int((status == "unlabeled").sum()), "n_judged": judged,
+             "n_abstained": int((status == "abstained").sum()), "n_labeled": int((status == "labeled").sum()), "n_labeled_weak": int(group["weak"].sum()),
+             "share_abstained": (status == "abstained").sum() / judged if judged else float("nan")}
+        )
+    table = pd.DataFrame(rows)
+    table["at_cap"] = table["n_labeled_weak"] > 0
+    is_weak = pd.Series(list(zip(labels["benchmark"], labels["prompt_id"])), index=labels.index).isin(set(zip(weak["benchmark"], weak["prompt_id"])))
+    counts, without = task_counts(labels, tasks), task_counts(labels[~is_weak], tasks)
+    only_with_weak = int(((counts >= threshold) & (without < threshold)).sum())
+    table["n_tasks_covered_only_with_weak"] = pd.array([pd.NA] * (len(table) - 1) + [only_with_weak], dtype="Int64")
+    return table
+
+
+def uncertainty_tables(
+    labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.DataFrame, validation: pd.DataFrame, tasks: pd.DataFrame,
+    labeler: str, threshold: int, bars: tuple[float, float] | None = None, *, draws: int = 200,
+) -> dict[str, pd.DataFrame]:
+    """analysis.label_calibration, analysis.work_time_uncovered_band and analysis.abstention_by_benchmark
+    for the active labeler.
+
+    `labels`: benchmark, prompt_id, task_id, rank, score; `judgements`: benchmark, prompt_id, status,
+    confidence; `validation`: yardstick, subset, benchmark, prompt_id, n_labels, occupation_top1
+    (the labeler's rows of marts.fct_judge_validation_prompts); `tasks`: task_id, onet_soc_code,
+    hours; `bars`: the judge's (abstain_below, min_similarity), None for a judge without them."""
+    conf = judgements[["benchmark", "prompt_id", "confidence"]]
+    scored = validation.merge(conf, on=["benchmark", "prompt_id"], how="left")
+    scored = scored[(scored["n_labels"] > 0) & scored["occupation_top1"].notna() & scored["confidence"].notna()]
+    tune = scored[(scored["yardstick"] == "labels_dev") & (scored["subset"] == "tune")]
+    calibration = fit_calibration(tune["confidence"].astype(float), tune["occupation_top1"].astype(bool))
+    calibration_rows = []
+    for (yardstick, subset), group in scored.groupby(["yardstick", "subset"]):
+        c = group["confidence"].astype(float).to_numpy()
+        calibration_rows.append(
+            {
+                "labeler": labeler, "yardstick": yardstick, "subset": subset, "n_prompts": len(group),
+                "observed_occupation_top1": float(group["occupation_top1"].astype(bool).mean()),
+                "mean_confidence": float(c.mean()), "mean_calibrated": float(calibration.probability(c).mean()),
+                "fitted_on": yardstick == "labels_dev" and subset == "tune",
+            }
+        )
+    calibration_table = pd.DataFrame(
+        calibration_rows,
+        columns=["labeler", "yardstick", "subset", "n_prompts", "observed_occupation_top1", "mean_confidence", "mean_calibrated", "fitted_on"],
+    )
+    calibration_table = calibration_table.assign(
+        intercept=calibration.intercept, slope=calibration.slope, intercept_se=float(np.sqrt(calibration.cov[0, 0])),
+        slope_se=float(np.sqrt(calibration.cov[1, 1])), fitted=calibration.fitted,
+    )
+    ordered = tasks.sort_values("task_id").reset_index(drop=True)
+    hours = ordered["hours"].to_numpy(dtype=float)
+    sets = label_sets(labels, judgements, candidates, ordered["task_id"].to_numpy())
+    observed = sets.incidence.T @ sets.own.astype(float)
+    point = uncovered_share(observed, hours, threshold) if len(ordered) else float("nan")
+    row = {"threshold": threshold, "labeler": labeler, "share_uncovered": point, "band_low": float("nan"), "band_high": float("nan"),
+           "draws_mean": float("nan"), "n_tasks_covered_low": pd.NA, "n_tasks_covered_high": pd.NA, "n_occupations_low": pd.NA,
+           "n_occupations_high": pd.NA, "n_tasks_labeled": int((observed > 0).sum()), "n_tasks_covered": int((observed >= threshold).sum()),
+           "tasks_labeled_mean": float("nan"), "draws": 0, "prompts_labeled": sets.n_prompts,
+           "prompts_with_alternatives": int(len(np.unique(sets.prompt[~sets.own]))),
+           "mean_calibrated_confidence": float(calibration.probability(sets.confidence).mean()) if sets.n_prompts else float("nan"),
+           "calibration_fitted": calibration.fitted, "method": BAND_METHOD}
+    if sets.n_prompts and len(candidates):
+        drawn = draw_shares(sets, calibration, hours, ordered["onet_soc_code"].to_numpy(), threshold, draws=draws)
+        row.update(
+            {"band_low": band(drawn["share"])[0], "band_high": band(drawn["share"])[1], "draws_mean": float(drawn["share"].mean()),
+             "n_tasks_covered_low": int(np.floor(band(drawn["tasks"])[0])), "n_tasks_covered_high": int(np.ceil(band(drawn["tasks"])[1])),
+             "n_occupations_low": int(np.floor(band(drawn["occupations"])[0])), "n_occupations_high": int(np.ceil(band(drawn["occupations"])[1])),
+             "tasks_labeled_mean": float(drawn["labeled"].mean()), "draws": draws}
+        )
+    band_table = pd.DataFrame([row]).astype(
+        {"n_tasks_covered_low": "Int64", "n_tasks_covered_high": "Int64", "n_occupations_low": "Int64", "n_occupations_high": "Int64"}
+    )
+    abstention = abstention_table(labels, judgements, weak_prompts(judgements, labels, bars), ordered, threshold)
+    return {"label_calibration": calibration_table, "work_time_uncovered_band": band_table, "abstention_by_benchmark": abstention}
+
+
+def simulate_band_coverage(
+    *, samples: int = 200, draws: int = 200, seed: int = 40, n_occupations: int = 200, tasks_per_occupation: int = 12,
+    benchmark_sizes: tuple[int, ...] = (400, 300, 300, 200), n_tune: int = 65, candidates: int = 5, per_occupation: int = 6,
+    threshold: int = 5, truth_model: str = "band", advantage: float = 1.0, true_calibration: tuple[float, float] = (-0.5, 0.6),
+) -> dict:
+    """How often the band covers the true uncovered share, with known labels.
+
+    A synthetic economy: `n_occupations` occupations of `tasks_per_occupation` tasks with log-normal
+    hours. Each benchmark asks mostly for the work of a few occupations of its own, and within an
+    occupation some tasks come up more than others, so that tasks reach the threshold. Each prompt
+    has `candidates` candidate occupations with the judge's probabilities (a softmax of scores, times
+    a share of 0.5-1, the rest on occupations it did not keep), its confidence the best one's, and
+    1-3 labels: the best candidate's most similar tasks. Its true labels are its true occupation's.
+    Where the true occupation is, two ways (`truth_model`):
+
+    - "band": as the band assumes. Candidates are drawn from the benchmark's occupations (60%) or
+      by popularity; the truth is the best candidate with probability
+      Λ(true_calibration[0] + true_calibration[1] · logit(confidence)) (an overconfident judge, as a
+      softmax is), else another candidate in proportion to the judge's probabilities.
+    - "ahead": not as the band assumes. The true occupation is drawn first (one of its benchmark's
+      five with probability 0.8, else by popularity), the other candidates by popularity, and the
+      judge scores the true one `advantage` standard deviations ahead. It does not know the
+      benchmark's occupations, so among the alternatives the truth is not where the judge's
+      probabilities put it.
+
+    For each of `samples` suites, a tune set of `n_tune` prompts with known answers calibrates the
+    confidence (`fit_calibration`), the band is drawn as the pipeline does, and the true share is
+    compared with it; the band with the raw, uncalibrated confidence is scored beside it.
+    """
+    rng = np.random.default_rng(seed)
+    n_tasks = n_occupations * tasks_per_occupation
+    hours = rng.lognormal(0.0, 1.0, n_tasks)
+    occupation_of = np.repeat(np.arange(n_occupations), tasks_per_occupation)
+    log_popularity = np.log(rng.pareto(1.0, n_occupations) + 0.02)
+    task_preference = rng.normal(0.0, 1.5, (n_occupations, tasks_per_occupation))
+    cores = [rng.choice(n_occupations, size=5, replace=False) for _ in benchmark_sizes]
+
+    def top_k(keys: np.ndarray, k: int) -> np.ndarray:
+        return np.argsort(-keys, axis=-1, kind="stable")[..., :k]
+
+    def suite(sizes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = int(sum(sizes))
+        benchmark = np.repeat(np.arange(len(sizes)), sizes)
+        rows = np.arange(n)
+        if truth_model == "band":
+            from_core = rng.random((n, candidates)) < 0.6
+            keys = log_popularity + rng.gumbel(size=(n, n_occupations))
+            for b, core in enumerate(cores):  # a benchmark's own occupations come first where a slot is drawn from them
+                mine = benchmark % len(cores) == b
+                keys[np.ix_(mine, core)] += 50.0 * rng.random((int(mine.sum()), len(core)))
+            occ = np.empty((n, candidates), dtype=np.int64)
+            taken = np.zeros((n, n_occupations), dtype=bool)
+            for j in range(candidates):
+                slot = np.where(from_core[:, j][:, None], keys, log_popularity + rng.gumbel(size=(n, n_occupations)))
+                slot[taken] = -np.inf
+                occ[:, j] = slot.argmax(axis=1)
+                taken[rows, occ[:, j]] = True
+            scores = rng.normal(0.0, 1.0, (n, candidates))
+        else:
+            core = np.array([cores[b % len(cores)][rng.integers(5)] for b in benchmark])
+            anyone = top_k(log_popularity + rng.gumbel(size=(n, n_occupations)), 1)[:, 0]
+            true = np.where(rng.random(n) < 0.8, core, anyone)
+            keys = log_popularity + rng.gumbel(size=(n, n_occupations))
+            keys[rows, true] = -np.inf
+            occ = np.column_stack([true, top_k(keys, candidates - 1)])
+            scores = rng.normal(0.0, 1.0, (n, candidates))
+            scores[:, 0] += advantage
+        p = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True) * rng.uniform(0.5, 1.0, (n, 1))
+        order = np.argsort(-p, axis=1, kind="stable")
+        occ, p = np.take_along_axis(occ, order, axis=1), np.take_along_axis(p, order, axis=1)
+        if truth_model == "band":
+            right = rng.random(n) < _expit(true_calibration[0] + true_calibration[1] * _logit(p[:, 0]))
+            others = p[:, 1:] / p[:, 1:].sum(axis=1, keepdims=True)
+            alternative = 1 + (rng.random((n, 1)) > np.cumsum(others, axis=1)).sum(axis=1).clip(max=candidates - 2)
+            truth = np.where(right, 0, alternative)
+        else:
+            truth = np.argmax(order == 0, axis=1)  # where the true occupation went
+        k = rng.integers(1, 4, n)
+        within = top_k(task_preference[occ] + rng.gumbel(size=(n, candidates, tasks_per_occupation)), per_occupation)
+        tasks = occ[:, :, None] * tasks_per_occupation + within  # (n, candidates, per_occupation), most similar first
+        return p, truth, k, tasks, benchmark
+
+    def frames(p, k, tasks, benchmark):
+        n = len(p)
+        ids = np.array([f"p{i:05d}" for i in range(n)])
+        names = np.array([f"b{b}" for b in benchmark])
+        first = np.arange(per_occupation)[None, :] < k[:, None]
+        labels = pd.DataFrame({"benchmark": np.repeat(names, per_occupation)[first.ravel()], "prompt_id": np.repeat(ids, per_occupation)[first.ravel()],
+                               "task_id": tasks[:, 0, :].ravel()[first.ravel()]})
+        judgements = pd.DataFrame({"benchmark": names, "prompt_id": ids, "status": "labeled", "confidence": p[:, 0]})
+        shape = (n, candidates, per_occupation)
+        index = np.indices(shape)
+        candidate_rows = pd.DataFrame(
+            {"benchmark": names[index[0].ravel()], "prompt_id": ids[index[0].ravel()], "occupation_rank": index[1].ravel() + 1,
+             "occupation_probability": p[index[0].ravel(), index[1].ravel()], "task_rank": index[2].ravel() + 1, "task_id": tasks.ravel()}
+        )
+        return labels, judgements, candidate_rows
+
+    covered = {"calibrated": 0, "raw": 0}
+    truths, widths, estimates, fitted = np.empty(samples), np.empty(samples), np.empty(samples), 0
+    task_ids = np.arange(n_tasks)
+    for s in range(samples):
+        tune_p, tune_truth, *_ = suite((n_tune,))
+        calibration = fit_calibration(tune_p[:, 0], tune_truth == 0)
+        fitted += calibration.fitted
+        p, truth, k, tasks, benchmark = suite(benchmark_sizes)
+        true_counts = np.zeros(n_tasks)
+        chosen = tasks[np.arange(len(p)), truth]
+        np.add.at(true_counts, chosen[np.arange(per_occupation)[None, :] < k[:, None]], 1.0)
+        truths[s] = uncovered_share(true_counts, hours, threshold)
+        sets = label_sets(*frames(p, k, tasks, benchmark), task_ids)
+        estimates[s] = uncovered_share(sets.incidence.T @ sets.own.astype(float), hours, threshold)
+        for name, cal in (("calibrated", calibration), ("raw", IDENTITY)):
+            low, high = band(draw_shares(sets, cal, hours, occupation_of, threshold, draws=draws, seed=seed + s)["share"])
+            covered[name] += bool(low <= truths[s] <= high)
+            if name == "calibrated":
+                widths[s] = high - low
+    return {
+        "samples": samples,
+        "draws": draws,
+        "seed": seed,
+        "population": {"occupations": n_occupations, "tasks": n_tasks, "benchmark_sizes": list(benchmark_sizes), "tune_prompts": n_tune,
+                       "candidates": candidates, "threshold": threshold, "truth_model": truth_model,
+                       **({"true_calibration": list(true_calibration)} if truth_model == "band" else {"advantage": advantage})},
+        "calibrations_fitted": fitted,
+        "mean_true_share": float(truths.mean()),
+        "mean_estimate": float(estimates.mean()),
+        "mean_band_width": float(widths.mean()),
+        "coverage": {name: covered[name] / samples for name in covered},
+    }
