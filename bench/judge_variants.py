@@ -577,7 +577,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     outcomes, results = {}, {}
     names = args.variants.split(",")
-    for name in ([args.against] if args.against not in names else []) + names:
+    for name in [args.against, *(n for n in names if n != args.against)]:
         judge, options = variant(base_judge, name)
         embedded = bench.embedded
         if sum(key in options for key in ("sibling_words", "distinct", "request")) > 1:
