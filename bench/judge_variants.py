@@ -20,6 +20,11 @@ a coordinate search over the multiples of a no-role prompt's own signals (`SEARC
 each value kept when it raises `search_objective` (tune occupation precision + family precision / 2
 + 2 × task precision + TheAgentCompany family top-1 / 2). Its trace holds `tune` figures only.
 
+`--search-instruction` repeats the search that chose judge v7's weights (`SEARCH_INSTRUCTION`, from
+v6 with personal errands, two passes, maximising `search_objective_instruction`: v6's objective plus
+the intent yardstick's tune top-1 plausible share). `--against NAME` sets the variant every other is
+compared with (default v4); `--instructions FILE` gives the benchmarks' instruction texts.
+
 `--stability` also measures, for v4 to v7, what the issue asks of a judge whose labels depend on
 sibling prompts: the share of a benchmark's prompts whose labels change when the other 10% of its
 prompts are added (every benchmark labeled without every eleventh prompt, by a hash of its id, then
@@ -50,6 +55,16 @@ Variants (a comma-separated list; every other one is a change to v4, and each is
 - `distinctS`: what the prompt says once the shared boilerplate is taken out: the sentences that at
   least S of its benchmark's prompts (and at least 3) repeat word for word are dropped, and the rest
   (when something was dropped and 5 words or more remain) is what retrieval reads and embeds;
+- `v7`: judge v7, the default (#38): v6 reading each benchmark's instruction text and abstaining on
+  personal errands (needs `--instructions benchmarks/instructions.jsonl`);
+- `noroleinstructionW`, `instructionW`: the benchmark instruction's z-scored occupation score added
+  W × to a prompt that states no role, or to one that does; `instructiontasksL`: candidate task
+  similarity moved L × towards the instruction's; `instructionclipC`: the instruction's z-scores
+  clipped to ±C; `instructionvotes`: a confident title match in the instruction votes instead of
+  deciding; `inheritrole`: a prompt that states no role takes the role its instruction states;
+  `errands`: personal errands abstain;
+- `twinstogether`, `twinsbyevidence`: a label on one of near-identical task statements counted for
+  all of them, or moved to the one in the prompt's rank-1 occupation (analysis/near_duplicates.py);
 - `requestL`: the activity a prompt asks for: its sentences that ask for something ("your task",
   "please", "can you", "I need", or a sentence opening with an imperative verb: write, predict,
   calculate, fix…) embedded apart, and the prompt's vector moved towards them, v + L × v_request
@@ -272,6 +287,19 @@ class Bench:
             vectors[changed] = self.embeddings.prompts([texts[i] for i in changed])[0]
         return replace(self.embedded, prompts=prompts.assign(prompt=texts), vectors=vectors)
 
+    def with_instruction_roles(self) -> EmbeddedPrompts:
+        """The embedded prompts as `inheritrole` reads them: a prompt that states no role of its own
+        takes the role its benchmark's instruction states ("act as an expert software developer")."""
+        embedded = self.embedded
+        told = embedded.instructions
+        stated = {b: i for i, (b, r) in enumerate(zip(told.benchmarks, told.roles)) if r is not None}
+        roles, role_vectors, has_role = list(embedded.roles), embedded.role_vectors.copy(), embedded.has_role.copy()
+        for row, benchmark in enumerate(embedded.prompts["benchmark"]):
+            i = stated.get(benchmark)
+            if i is not None and not has_role[row]:
+                roles[row], role_vectors[row], has_role[row] = told.roles[i], told.role_vectors[i], True
+        return replace(embedded, roles=roles, role_vectors=role_vectors, has_role=has_role)
+
     def with_request(self, weight: float) -> EmbeddedPrompts:
         """The embedded prompts as `requestL` reads them (see above): each vector moved towards the
         embedding of the prompt's sentences that ask for something."""
@@ -437,13 +465,11 @@ def variant(base: EmbeddedJudgeV4, name: str) -> tuple[EmbeddedJudgeV4, dict]:
     if name == "v7":
         return EmbeddedJudgeV7(), {}
     if name == "inheritrole":
-        return replace(base, narrowing=replace(base.narrowing, inherit_role=True)), {}
+        return base, {"inherit_role": True}
     if name.startswith("instructionclip"):
         return replace(base, narrowing=replace(base.narrowing, instruction_clip=float(name.removeprefix("instructionclip")))), {}
     if name == "instructionvotes":
         return replace(base, narrowing=replace(base.narrowing, instruction_decides=False)), {}
-    if name.startswith("instructionlexical"):
-        return replace(base, narrowing=replace(base.narrowing, instruction_lexical=float(name.removeprefix("instructionlexical")))), {}
     if name.startswith("instructiontasks"):
         return replace(base, narrowing=replace(base.narrowing, instruction_tasks=float(name.removeprefix("instructiontasks")))), {}
     if name.startswith("noroleinstruction"):
@@ -580,8 +606,10 @@ def main() -> None:
     for name in [args.against, *(n for n in names if n != args.against)]:
         judge, options = variant(base_judge, name)
         embedded = bench.embedded
-        if sum(key in options for key in ("sibling_words", "distinct", "request")) > 1:
-            raise SystemExit(f"{name}: siblingwords, distinct and request each rewrite the prompts; combine at most one")
+        if sum(key in options for key in ("sibling_words", "distinct", "request", "inherit_role")) > 1:
+            raise SystemExit(f"{name}: siblingwords, distinct, request and inheritrole each rewrite the prompts; combine at most one")
+        if "inherit_role" in options:
+            embedded = bench.with_instruction_roles()
         if "sibling_words" in options:
             embedded = bench.without_sibling_words(options["sibling_words"])
         if "distinct" in options:

@@ -169,8 +169,6 @@ def retrieve_narrowed(
     """Candidates ranked family first with titles, technology, the O*NET prior and the benchmark
     context (judges v4 and v5, and the LLM judge's candidates). The benchmark context is taken over the
     prompts given, by benchmark: give every prompt of each benchmark at once."""
-    if narrowing.inherit_role:
-        embedded = with_instruction_roles(embedded)
     texts = embedded.prompts["prompt"].tolist()
     boosts, records = knowledge.evidence.boosts(texts, embedded.roles, evidence)
     common = dict(narrowing=narrowing, boosts=boosts, prior=knowledge.prior, progress=options.pop("progress", None))
@@ -205,33 +203,15 @@ def instruction_evidence(
     rows = PromptRows(told.texts, told.vectors, told.role_vectors, np.array([r is not None for r in told.roles], dtype=bool), told.roles, told.benchmarks)
     weights = evidence if narrowing.instruction_decides else replace(evidence, decide_at=float("inf"))
     boosts, _ = knowledge.evidence.boosts(told.texts, told.roles, weights)
-    own = narrowing
-    if narrowing.instruction_lexical != 1.0:
-        own = replace(narrowing, lexical_without_role=narrowing.lexical_without_role * narrowing.instruction_lexical)
     # One instruction at a time: a BLAS kernel may round a row of a product differently in stacks of
     # different heights, and a benchmark's labels must not depend on which others are labeled beside it.
-    parts = [index.own_scores(rows[i : i + 1], narrowing=own, boosts=boosts[i : i + 1], prior=knowledge.prior) for i in range(len(rows))]
+    parts = [index.own_scores(rows[i : i + 1], narrowing=narrowing, boosts=boosts[i : i + 1], prior=knowledge.prior) for i in range(len(rows))]
     sims, scores = (np.concatenate(part) for part in zip(*parts)) if parts else (np.zeros((0, len(index.task_ids))), np.zeros((0, len(index.occupation_codes))))
     if narrowing.instruction_clip:
         scores = np.clip(scores, -narrowing.instruction_clip, narrowing.instruction_clip)
     position = {b: i for i, b in enumerate(told.benchmarks)}
     groups = np.array([position.get(b, -1) for b in embedded.prompts["benchmark"]], dtype=np.int64)
     return InstructionEvidence(groups, scores, sims)
-
-
-def with_instruction_roles(embedded: EmbeddedPrompts) -> EmbeddedPrompts:
-    """A prompt that states no role of its own takes the role its benchmark's instruction states
-    ("act as an expert software developer"), if it states one; a prompt's own role comes first."""
-    told = embedded.instructions
-    stated = {b: i for i, (b, r) in enumerate(zip(told.benchmarks, told.roles)) if r is not None}
-    if not stated:
-        return embedded
-    roles, role_vectors, has_role = list(embedded.roles), embedded.role_vectors.copy(), embedded.has_role.copy()
-    for row, benchmark in enumerate(embedded.prompts["benchmark"]):
-        i = stated.get(benchmark)
-        if i is not None and not has_role[row]:
-            roles[row], role_vectors[row], has_role[row] = told.roles[i], told.role_vectors[i], True
-    return replace(embedded, roles=roles, role_vectors=role_vectors, has_role=has_role)
 
 
 def empty_labels() -> pd.DataFrame:

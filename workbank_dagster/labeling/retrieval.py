@@ -229,12 +229,10 @@ class Narrowing:
     instruction: float = 0.0
     instruction_without_role: float | None = None
     instruction_tasks: float = 0.0
-    inherit_role: bool = False
     # How an instruction itself is scored (InstructionEvidence): its z-scores clipped to ±clip (0:
-    # not), a confident title match deciding its occupation or only voting, and its words' weight.
+    # not), and whether a confident title match in it decides its occupation or only votes.
     instruction_clip: float = 0.0
     instruction_decides: bool = True
-    instruction_lexical: float = 1.0
 
     @property
     def uses_context(self) -> bool:
@@ -242,7 +240,7 @@ class Narrowing:
 
     @property
     def uses_instruction(self) -> bool:
-        return bool(self.instruction or self.instruction_without_role or self.instruction_tasks or self.inherit_role)
+        return bool(self.instruction or self.instruction_without_role or self.instruction_tasks)
 
     def instruction_weights(self, has_role: np.ndarray) -> np.ndarray:
         """The benchmark instruction's weight for each prompt (a column)."""
@@ -307,8 +305,8 @@ class TaskIndex:
             keep = self.task_occupation[start + rows] != self.task_occupation[columns]
             rows, columns = rows[keep], columns[keep]
             found.append((self.task_ids[start + rows], self.task_ids[columns], sims[rows, columns]))
-        ids, twins, cosine = (np.concatenate(parts) if found else np.array([]) for parts in zip(*found)) if found else ([], [], [])
-        frame = pd.DataFrame({"task_id": ids, "twin_task_id": twins, "cosine": np.asarray(cosine, dtype=np.float64)})
+        ids, twins, cosine = (np.concatenate(parts) for parts in zip(*found))
+        frame = pd.DataFrame({"task_id": ids, "twin_task_id": twins, "cosine": cosine.astype(np.float64)})
         return frame.astype({"task_id": "int64", "twin_task_id": "int64"}).sort_values(["task_id", "twin_task_id"]).reset_index(drop=True)
 
     def _task_evidence(self, sims: np.ndarray, top: int = 3) -> np.ndarray:
