@@ -152,7 +152,7 @@ class Bench:
         self.tasks = tasks
         self.task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
         self.gold = validation.dev_gold(
-            self.settings.benchmarks_dir / "labels_dev", occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
+            self.settings.labels_dev_dir, occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
         )
         split_path = REPO / "reference" / "reference_split.csv"
         reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")

@@ -1,4 +1,4 @@
-"""Coverage summaries and their sensitivity (METHOD.md §4) as pure functions.
+"""Coverage summaries and their sensitivity (docs/method.md §4) as pure functions.
 
 `labels`: benchmark, prompt_id, task_id, prompt_hash (one labeler). `tasks`: task_id,
 onet_soc_code, family_code, hours (NaN where the occupation has no employment). Families are the
@@ -59,7 +59,7 @@ def sensitivity_table(
     threshold: int,
     thresholds: tuple[int, ...] = (1, 3, 5, 10),
 ) -> pd.DataFrame:
-    """variant, threshold, labeler, and the four summary numbers, for every variant of METHOD.md §4."""
+    """variant, threshold, labeler, and the four summary numbers, for every variant of docs/method.md §4."""
     rows = []
     active = labels_by_labeler.get(active_labeler, pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "prompt_hash"]))
     base_counts = prompts_per_task(active)

@@ -1,4 +1,4 @@
-"""Task-level coverage regressions (METHOD.md §5) as pure functions on DataFrames.
+"""Task-level coverage regressions (docs/method.md §5) as pure functions on DataFrames.
 
 Intervals are delta-method intervals on the probability scale: for a design row x with
 p = Λ(xᵀβ), ∇p = p(1−p)·x and se(p) = sqrt(∇pᵀ V ∇p), V the clustered covariance. (statsmodels'
@@ -163,7 +163,7 @@ def quintile_ratio(base: np.ndarray, params: np.ndarray, cov: np.ndarray, top: i
 
 
 def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> ImportanceLogit:
-    """`covered ~ exposed + importance quintile + occupation fixed effects` (METHOD.md §5).
+    """`covered ~ exposed + importance quintile + occupation fixed effects` (docs/method.md §5).
 
     Estimator: an ordinary maximum-likelihood logit with one dummy per occupation, fitted by
     Newton's method on the occupations that are not perfectly predicted (all tasks covered or none

@@ -80,7 +80,12 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         task_dwas = {}
         for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
             task_dwas.setdefault(int(task_id), set()).add(dwa_id)
-    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
+    labels_dev = settings.labels_dev_dir
+    if labels_dev is None:
+        context.log.info("labels_dev skipped: the optional yardstick stays outside the repository, and neither the source folder "
+                         "nor ../shared/data beside the repository has benchmarks/labels_dev; the judges are scored against the "
+                         "reference set only")
+    gold = dev_gold(labels_dev, occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
     reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
     rows, summary = [], {}

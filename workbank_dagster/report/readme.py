@@ -19,7 +19,7 @@ import duckdb
 
 from . import intervals
 
-# The published figures we compare with (METHOD.md §4: their 29 benchmarks and judge, not ours).
+# The published figures we compare with (docs/method.md §4: their 29 benchmarks and judge, not ours).
 ARTICLE = {
     "occupations": "208 of 923",
     "families_without": "6 of 22",
