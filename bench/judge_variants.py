@@ -169,13 +169,12 @@ class Bench:
         self.tasks = tasks
         self.task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
         self.gold = validation.dev_gold(
-            self.settings.benchmarks_dir / "labels_dev", occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
+            self.settings.labels_dev_dir, occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
         )
         split_path = REPO / "reference" / "reference_split.csv"
         reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")
         self.reference = validation.reference_subsets(reference, validation.read_reference_split(split_path), split_path)
-        intent_path = self.settings.benchmarks_dir / "labels_dev" / "benchmark_intent.jsonl"
-        self.intent = validation.read_intent(intent_path)
+        self.intent = validation.read_intent(self.settings.labels_dev_dir / "benchmark_intent.jsonl")
         self.intent_split = validation.read_reference_split(REPO / "reference" / "intent_split.csv")
         # Every benchmark: "primary covered" counts prompts over all of them, as the run does.
         self.benchmarks = self.settings.partition_files.partitions("benchmark_prompts")

@@ -47,12 +47,13 @@ def quantize(fp32: Path, out: Path) -> None:
     quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
 
 
-def sample_prompts(benchmarks_dir: Path, per_benchmark: int) -> list[str]:
+def sample_prompts(paths: list[Path], per_benchmark: int) -> list[str]:
+    """`per_benchmark` prompts of each benchmark file (in the order given), drawn with seed 0."""
     from workbank_dagster.sources.benchmarks import read_benchmark_prompts
 
     rng = np.random.default_rng(0)
     texts = []
-    for path in sorted(benchmarks_dir.glob("*.jsonl")):
+    for path in paths:
         prompts = read_benchmark_prompts(path)["prompt"].tolist()
         texts.extend(prompts[i] for i in sorted(rng.permutation(len(prompts))[:per_benchmark]))
     return texts
@@ -85,13 +86,15 @@ def main() -> None:
     parser.add_argument("--per-benchmark", type=int, default=45)
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args()
+    from workbank_dagster.sources.assets import source_path
+    from workbank_dagster.sources.benchmark_set import benchmark_set
     from workbank_dagster.sources.onet import TASK_STATEMENTS, read_task_statements
 
     settings = PipelineSettings().resolve()
-    tasks = read_task_statements(settings.resolved_source_dir / TASK_STATEMENTS)
+    tasks = read_task_statements(source_path(TASK_STATEMENTS, settings))
     task_texts = tasks["task"].tolist()
     occupation = tasks["onet_soc_code"].to_numpy(dtype=str)
-    prompts = sample_prompts(settings.benchmarks_dir, args.per_benchmark)
+    prompts = sample_prompts([b.prompts.path() for _, b in sorted(benchmark_set(settings)[0].items())], args.per_benchmark)
     folder = packaged_model_dir()
     fp32 = exported_model(folder, MODEL_NAME)
     vectors, seconds = {}, {}

@@ -1,4 +1,6 @@
-"""Shared fixtures. Tests read the real data in ../shared/data (WORKBANK_SOURCE_DIR overrides).
+"""Shared fixtures. Tests read the real data in ../shared/data (WORKBANK_SOURCE_DIR overrides): the
+full-data run as `make run` reads it (the pinned sources, with that folder as their local copy), the
+other tests a reduced copy of it, read as given.
 
 Embedding the real data takes minutes on 2 cores, so the whole pipeline runs once per session
 (`pipeline_run`), with an embedding cache that every other test that embeds shares.
@@ -291,11 +293,14 @@ def run_pipeline(env: dict[str, str], timeout: int = 3600, cwd: Path | None = No
 
 @pytest.fixture(scope="session")
 def pipeline_run(tmp_path_factory, source_dir, session_cache) -> dict:
-    """The whole pipeline on the real data, once per session."""
+    """The whole pipeline on the real data, once per session, read as `make run` reads it: with no
+    source folder set, the pinned sources (the repository's committed benchmarks, every other file
+    by its SHA-256 from the shared folder, which is the local copy), unless WORKBANK_SOURCE_DIR names
+    another folder for the session, which is then read as given."""
     root = tmp_path_factory.mktemp("e2e")
     env = {
         "WORKBANK_DATA_DIR": str(root / "data"),
-        "WORKBANK_SOURCE_DIR": str(source_dir),
+        "WORKBANK_SOURCE_DIR": "" if source_dir == default_source_dir() else str(source_dir),
         "WORKBANK_CACHE_DIR": str(session_cache),
         "DAGSTER_HOME": str(root / "dagster_home"),
     }

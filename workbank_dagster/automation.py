@@ -11,8 +11,9 @@ Two jobs split the pipeline where its storage splits (#18):
 
 `make run` still runs both, and the O*NET sources, as one run (`all_assets`).
 
-- `benchmark_files_sensor` keeps the `benchmarks` partitions in step with the benchmark and results
-  folders. It hashes every `benchmarks/<slug>.jsonl` and `results/<slug>.csv`. A new slug adds its
+- `benchmark_files_sensor` keeps the `benchmarks` partitions in step with the benchmark files
+  (sources/benchmark_set.py: the catalog's, or a source folder's, and your own folder's). It hashes
+  every prompts and results file (a pinned file not fetched yet by its pinned hash). A new slug adds its
   partition and, in the same result, requests a `benchmark_partitions` run of it; a changed file
   requests the same; a removed file deletes its partition and requests a `warehouse` run (its files
   leave in the run's `raw/benchmark_catalog` and `labeling/label_catalog` steps). The cursor holds
@@ -31,9 +32,10 @@ import json
 import dagster as dg
 
 from .audits.assets import audit_files
-from .common import SLUG_PATTERN, file_sha256, text_sha256
+from .common import SLUG_PATTERN, text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
+from .sources.benchmark_set import benchmark_set
 from .sources.instructions import read_instructions
 from .sources.validate import SourceFormatError
 
@@ -87,24 +89,21 @@ llm_labeling_job = dg.define_asset_job(
 
 
 def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]]:
-    """Hash per slug (prompts file + results file if any + its instruction text if any), and the
-    names that are not safe slugs. An instructions file that cannot be read adds nothing: the
-    partition run that reads it fails and says why."""
-    prints: dict[str, str] = {}
-    refused: list[str] = []
+    """Hash per slug (prompts file + results file if any + its instruction text if any; a pinned
+    file not fetched yet counts by its pinned hash, so nothing is downloaded here), and the names
+    that are not safe slugs. An instructions file that cannot be read adds nothing: the partition
+    run that reads it fails and says why."""
     try:
         told = {slug: text_sha256(found.text) for slug, found in read_instructions(settings.benchmark_instructions).items()}
     except SourceFormatError:
         told = {}
-    if settings.benchmarks_dir.is_dir():
-        for path in sorted(settings.benchmarks_dir.glob("*.jsonl")):
-            if not SLUG_PATTERN.match(path.stem):
-                refused.append(path.name)
-                continue
-            results = settings.results_dir / f"{path.stem}.csv"
-            prints[path.stem] = file_sha256(path) + (":" + file_sha256(results) if results.is_file() else "") + (
-                ":instruction:" + told[path.stem] if path.stem in told else ""
-            )
+    found, refused = benchmark_set(settings)
+    prints = {
+        slug: benchmark.prompts.fingerprint
+        + (":" + benchmark.results.fingerprint if benchmark.results is not None and benchmark.results.fingerprint != "missing" else "")
+        + (":instruction:" + told[slug] if slug in told else "")
+        for slug, benchmark in sorted(found.items())
+    }
     return prints, refused
 
 

@@ -29,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     team.add_argument("action", choices=["start", "stop", "ui"], help="ui: cluster, webserver and daemon, all stopped on Ctrl-C")
     team.add_argument("--port", type=int, default=3000, help="the webserver's port (ui)")
     team.add_argument("--postgres-port", type=int, default=5433, help="the cluster's port on 127.0.0.1")
+    sub.add_parser("fetch", help="resolve every pinned source file (reference files and benchmark recipes) into the download "
+                   "folder or a local copy, and print each one's name, SHA-256 and path")
+    notice = sub.add_parser("notice", help="write benchmarks/NOTICE.md from benchmarks/catalog.csv")
+    notice.add_argument("--check", action="store_true", help="only say whether NOTICE.md matches the catalog (exit 1 if not)")
     readme = sub.add_parser("readme", help="rewrite README.md's result tables from the last run's outputs and bench/results.json")
     readme.add_argument("--check", action="store_true", help="only say whether README.md matches them (exit 1 if not)")
     args = parser.parse_args(argv)
@@ -81,6 +85,10 @@ def command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "readme":
         return readme_command(check=args.check)
+    if args.command == "fetch":
+        return runner.fetch_sources()
+    if args.command == "notice":
+        return notice_command(check=args.check)
     if args.command == "estimate-llm":
         import json
 
@@ -127,6 +135,20 @@ def bench_figures() -> dict[str, dict | None]:
 
     paths = {name: REPO_ROOT / "bench" / f"{file}.json" for name, file in BENCH_FILES.items()}
     return {name: json.loads(path.read_text()) if path.is_file() else None for name, path in paths.items()}
+
+
+def notice_command(*, check: bool) -> int:
+    from .sources.benchmark_set import NOTICE_PATH, notice_text, read_catalog
+
+    text = notice_text(read_catalog())
+    current = NOTICE_PATH.read_text(encoding="utf-8") if NOTICE_PATH.is_file() else ""
+    if check:
+        print("benchmarks/NOTICE.md matches the catalog" if current == text else "benchmarks/NOTICE.md is out of date: run `cli notice`")
+        return 0 if current == text else 1
+    if current != text:
+        NOTICE_PATH.write_text(text, encoding="utf-8")
+    print(f"{NOTICE_PATH.relative_to(REPO_ROOT)} written from benchmarks/catalog.csv")
+    return 0
 
 
 def readme_command(*, check: bool) -> int:

@@ -249,6 +249,38 @@ def run_all() -> int:
     return 1
 
 
+def fetch_sources() -> int:
+    """`cli fetch`: every pinned file the default sources read (fetch.UPSTREAMS, then each benchmark
+    file of the catalog and of your own folder), resolved as a run resolves it, one line each:
+    name, SHA-256, path. A file that cannot be had is one error line; the others go on."""
+    from .common import file_sha256
+    from .sources.benchmark_set import benchmark_set
+    from .sources.fetch import UPSTREAMS, Resolver
+    from .sources.validate import SourceFormatError
+
+    settings = settings_at_load().resolve()
+    if settings.source_dir is not None:
+        print(f"the source folder {settings.source_dir} is read as given (WORKBANK_SOURCE_DIR): nothing to fetch")
+        return 0
+    resolver = Resolver.of(settings)
+    found, _ = benchmark_set(settings)
+    wanted = [(u.target, lambda u=u: resolver.path(u)) for u in UPSTREAMS]
+    for benchmark in found.values():
+        wanted += [(f.name, f.path) for f in (benchmark.prompts, benchmark.results) if f is not None]
+    failed = 0
+    for name, resolve in wanted:
+        try:
+            path = resolve()
+        except SourceFormatError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            failed += 1
+            continue
+        print(f"{name}\t{file_sha256(path) if path else 'missing'}\t{path or 'not at hand (read without it)'}")
+    print(f"{len(wanted) - failed} of {len(wanted)} files at hand in {resolver.download_dir} or {resolver.local_dir or 'no local copy'}",
+          file=sys.stderr)
+    return 1 if failed else 0
+
+
 def free_slots() -> int:
     """`cli free-slots`: what every CLI launch does first, for a bare `dagster` command."""
     freed = free_slots_of_ended_runs(open_instance())

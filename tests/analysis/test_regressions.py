@@ -34,7 +34,7 @@ def test_logit_interval_by_hand():
 
 
 def test_logit_interval_is_statsmodels_get_prediction_with_the_clustered_covariance():
-    """METHOD.md §5: the curve's interval is what statsmodels' get_prediction computes (on the logit
+    """docs/method.md §5: the curve's interval is what statsmodels' get_prediction computes (on the logit
     scale, transformed back), with the cluster-robust covariance of the fit."""
     rng = np.random.default_rng(5)
     n = 400

@@ -47,6 +47,31 @@ def test_headline_numbers(pipeline_run):
     assert h["labels_per_labeled_prompt"] == round(h["n_labels"] / h["n_prompts_labeled"], 3)
 
 
+def test_the_run_is_stamped_with_version_commit_labeler_and_data_snapshot(pipeline_run):
+    """headline.json's `version` and the report's footer: the package version, this checkout's commit,
+    the labeler, and the data snapshot over every input file the warehouse records (#39). The run
+    reads the pinned sources as `make run` does: the committed benchmarks from the repository, the
+    rest from the shared folder by SHA-256, so nothing was downloaded."""
+    from workbank_dagster.report.headline import data_snapshot, git_commit, package_version
+    from workbank_dagster.settings import REPO_ROOT
+
+    stamp = pipeline_run["headline"]["version"]
+    assert stamp["package_version"] == package_version() and stamp["labeler"] == pipeline_run["headline"]["labeler"]
+    found = git_commit(REPO_ROOT)
+    assert (stamp.get("commit"), stamp.get("commit_dirty")) == (found or (None, None))
+    con = duckdb.connect(str(pipeline_run["duckdb"]), read_only=True)
+    try:
+        assert (stamp["data_snapshot"], stamp["data_files"]) == data_snapshot(con)
+        files = dict(con.execute("select file, sha256 from marts.dim_source_file").fetchall())
+    finally:
+        con.close()
+    assert stamp["data_files"] == len(files) > 40 and "benchmarks/gdpval.jsonl" in files and "results/cybench.csv" in files
+    assert not (pipeline_run["root"] / "data" / "downloads").exists()
+    footer = (pipeline_run["root"] / "data" / "outputs" / "report" / "index.html").read_text().rsplit("<footer", 1)[1]
+    assert f"data snapshot sha256:{stamp['data_snapshot'][:16]}" in footer and f"labeler {stamp['labeler']}" in footer
+    assert (f"commit {stamp['commit'][:12]}" in footer) == ("commit" in stamp)
+
+
 def test_the_run_calls_no_interval_a_ci_that_is_not_one(pipeline_run):
     """The page and headline.json of the full run: "CI" only beside a Wilson or cluster-robust Wald
     interval; the uncovered work-time share's bootstrap interval is a spread (tests/report/test_interval_names.py)."""

@@ -25,7 +25,7 @@ from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_instructions, benchmark_prompts
 
 PARTITION = "cybench"  # 39 prompts
-# raw table → the columns the analysis regresses on, or weights by (METHOD.md).
+# raw table → the columns the analysis regresses on, or weights by (docs/method.md).
 REGRESSORS = {
     "onet_task_importance": ["importance"],
     "workbank_task_metadata": ["importance"],

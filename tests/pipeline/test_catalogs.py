@@ -11,7 +11,7 @@ from workbank_dagster.labeling.catalog import label_catalog
 from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
-from workbank_dagster.sources.catalog import benchmark_attribution, benchmark_catalog
+from workbank_dagster.sources.catalog import benchmark_catalog
 
 TABLES = ("benchmark_prompts", "embedded_labels", "embedded_judgements")
 
@@ -41,6 +41,7 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("benchmarks", ["kept"])
     (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "kept.jsonl").write_text('{"benchmark": "kept", "prompt_id": "1", "prompt": "a prompt"}\n')
     (tmp_path / "benchmarks" / "SOURCES.md").write_text("# Benchmarks\n\n## kept\n- **Full name:** Kept Bench, 2026.\n- **License:** MIT.\n")
     settings = PipelineSettings(source_dir=str(tmp_path), data_dir=str(tmp_path / "data"))
     assert settings.resolve().partitions_dir == files.root
@@ -67,18 +68,6 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
         assert con.execute("select * from labeling.label_catalog").fetchall() == [("kept", "v4", 2, 1, 1)]
     (event,) = result.get_asset_materialization_events()
     assert event.materialization.metadata["files_deleted"].value == {"labeling.embedded_labels": 1, "labeling.embedded_judgements": 1}
-
-
-def test_benchmark_licences_come_from_sources_md(tmp_path):
-    """Each benchmark's full name and licence as the source folder's benchmarks/SOURCES.md states
-    them; a benchmark without a section, or a section without a licence line, says so."""
-    sources = tmp_path / "SOURCES.md"
-    sources.write_text("# B\n\n## alpha\n- **Full name:** Alpha Bench, 2024.\n- **License:** MIT.\n\n## beta\n- **Full name:** Beta.\n")
-    found = benchmark_attribution(sources, ["alpha", "beta", "gamma"]).set_index("benchmark")
-    assert found.loc["alpha", "full_name"] == "Alpha Bench, 2024." and found.loc["alpha", "licence"] == "MIT."
-    assert "not stated" in found.loc["beta", "licence"]
-    assert found.loc["gamma", "full_name"] == "gamma" and "no entry" in found.loc["gamma", "licence"]
-    assert list(benchmark_attribution(tmp_path / "missing.md", ["alpha"])["licence"]) == ["no entry in benchmarks/SOURCES.md: licence unknown"]
 
 
 def test_source_files_are_the_files_the_loads_recorded(tmp_path):

@@ -181,7 +181,7 @@ def test_settings_configmap(tmp_path):
     launcher = snippet("dagster_instance")["run_launcher"]["config"]
     mount_paths = {m["name"]: m["mountPath"] for m in launcher["volume_mounts"]}
     assert Path(data["WORKBANK_DATA_DIR"]).is_relative_to(mount_paths["workbank-data"])
-    assert data["WORKBANK_SOURCE_DIR"] == "fetch" or Path(data["WORKBANK_SOURCE_DIR"]).is_relative_to(mount_paths["workbank-sources"])
+    assert Path(data["WORKBANK_SOURCE_DIR"]).is_relative_to(mount_paths["workbank-sources"])
 
 
 def test_broken_instance_snippets_fail(tmp_path):

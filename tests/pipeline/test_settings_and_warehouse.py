@@ -18,7 +18,11 @@ def test_defaults_resolve_from_repository_root(monkeypatch, tmp_path):
     settings = PipelineSettings.from_env().resolve()
     assert settings.duckdb_path == REPO_ROOT / "data" / "warehouse.duckdb"
     assert settings.coverage_threshold == 5
-    assert settings.source_dir == (REPO_ROOT.parent / "shared" / "data").resolve()
+    # No source folder: the pinned sources (sources/fetch.py), looked up first in shared/data beside the repository.
+    assert settings.source_dir is None and settings.benchmarks_dir is None
+    from workbank_dagster.settings import default_source_dir
+
+    assert default_source_dir() in (None, (REPO_ROOT.parent / "shared" / "data").resolve())
 
 
 def test_bad_settings_are_named(monkeypatch):
@@ -40,13 +44,14 @@ def test_bad_settings_are_named(monkeypatch):
         ("WORKBANK_MIN_LABEL_SIMILARITY", "high", "expected a number"),
         ("WORKBANK_SENSITIVITY_THRESHOLDS", "1,3,x", "expected a whole number"),
         ("WORKBANK_SOURCE_DIR", "/no/such/folder", "no such directory"),
+        ("WORKBANK_BENCHMARKS_DIR", "/no/such/folder", "no such directory"),
+        ("WORKBANK_SOURCE_DIR", "fetch", "`fetch` is the default now: leave the setting empty"),
     ):
         monkeypatch.setenv(variable, value)
         with pytest.raises(ValueError, match=f"{variable}='{value}': .*{message}"):
             PipelineSettings.from_env()
         monkeypatch.delenv(variable)
     assert PipelineSettings.from_env({"WORKBANK_SENSITIVITY_THRESHOLDS": "2, 4"}).resolve().sensitivity_thresholds == (2, 4)
-    assert PipelineSettings.from_env({"WORKBANK_SOURCE_DIR": "fetch"}).resolve().source_dir is None
 
 
 def test_settings_are_one_resource_shown_in_the_launchpad_and_checked_once_per_run(workbank_env):

@@ -206,11 +206,13 @@ def test_the_page_template_escapes_what_is_not_marked_safe():
     page = TEMPLATES.get_template("report.html.j2").render(
         title="t", heading="h", css=Markup(""), plotlyjs=Markup(""), n_prompts="1", n_benchmarks="1", n_tasks="1", n_occupations="1",
         cards=Markup(""), labeler_line=Markup(""), rejected_files=Markup(""), nav=[("a", "<A>")], sections=sections, credit="O*NET <credit>",
+        version="Version: labeler <v6>.",
     )
     assert "<h2>&lt;i&gt;title&lt;/i&gt;</h2>" in page
     assert "plain &lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert" not in page
     assert "with <b>&lt;x&gt;</b>" in page and "<p>body</p>" in page
     assert '<a href="#a">&lt;A&gt;</a>' in page and "O*NET &lt;credit&gt;" in page
+    assert "<span id='version'>Version: labeler &lt;v6&gt;.</span>" in page
 
 
 def test_the_history_figure_stays_within_0_and_100_percent_and_scroll_headers_stick_to_their_box():

@@ -207,7 +207,7 @@ def sensitivity_tables(
 
 def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
     """The exposure and importance ratios with each judge's coverage: how far the headline's ratios
-    depend on who labeled (label density flattens both towards 1, METHOD.md §3)."""
+    depend on who labeled (label density flattens both towards 1, docs/method.md §3)."""
     rows = []
     for labeler, labels in sorted(by_labeler.items()):
         counts = task_counts(labels, tasks)

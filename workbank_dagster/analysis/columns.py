@@ -12,10 +12,10 @@ from __future__ import annotations
 from ..settings import default
 
 TABLES = {
-    "coverage_logit_coefs": "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (METHOD.md §5).",
+    "coverage_logit_coefs": "Logit covered ~ exposed + log(wage bill), SEs clustered by SOC group (docs/method.md §5).",
     "coverage_logit_curve": "P(covered) over a grid of log wage bill, exposed vs not, pointwise 95% bands built on the logit scale and transformed back (inside [0, 1]).",
     "coverage_logit_ratio": "P(covered | exposed) / P(covered | not) at the median wage bill, interval by the delta method on the log ratio.",
-    "importance_logit": "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (METHOD.md §5).",
+    "importance_logit": "Adjusted P(covered) per importance quintile and exposure, occupation fixed effects (docs/method.md §5).",
     "importance_logit_ratio": "Top / bottom importance quintile ratio of adjusted P(covered); occupations dropped as perfectly predicted.",
     "coverage_sensitivity": "Headline coverage numbers under thresholds 1/3/5/10, each judge, leave-one-benchmark-out, duplicate texts once.",
     "work_time_uncovered_interval": "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.",
@@ -24,8 +24,8 @@ TABLES = {
     "coverage_history": "One row per materialization of the headline (report/headline), read from the Dagster instance: when, which run, "
     "the labeler, benchmarks and prompts, tasks, occupations and families covered, the uncovered share and both ratios, which benchmarks "
     "the refresh added, changed or removed, and how far the headline moved. Rebuilt from the instance on every run, so it survives a new warehouse.",
-    "judge_ratios": "Both regression ratios (exposure, importance) under each judge's labels, side by side (METHOD.md §4-5).",
-    "ratios_by_threshold": "Both ratios of METHOD.md §4-5 at every sensitivity threshold, simple (shares straight from the task table) and "
+    "judge_ratios": "Both regression ratios (exposure, importance) under each judge's labels, side by side (docs/method.md §4-5).",
+    "ratios_by_threshold": "Both ratios of docs/method.md §4-5 at every sensitivity threshold, simple (shares straight from the task table) and "
     "model-adjusted (the regressions'), with the occupations the importance model keeps and why the others leave (analysis/comparison.py).",
     "label_calibration": "The active judge's confidence calibrated on labels_dev's tune half (logistic on logit(confidence)), and per "
     "yardstick and half the observed share of labeled prompts whose top label is in the right occupation beside the mean raw and calibrated confidence.",
@@ -34,7 +34,7 @@ TABLES = {
     "abstention_by_benchmark": "Per benchmark and in all, the active judge's prompts: not read (not English), judged, abstained, labeled, and "
     "labeled below its own abstention bars (weak: labeled only because the benchmark reached the abstention cap); in all, the covered tasks "
     "that only the weak labels lift over the threshold.",
-    "occupation_model_scores": "O*NET-weighted and simple scores per model, benchmark and occupation (METHOD.md §6).",
+    "occupation_model_scores": "O*NET-weighted and simple scores per model, benchmark and occupation (docs/method.md §6).",
     "model_score_differences": "Where weighted and simple scores differ most, with 'title · n tasks · n prompts'.",
     "workbank_task_zones": "Per WORKBank task: mean desire and capability, zone at 3.0, modal Human Agency Scale levels, coverage.",
     "workbank_agency_table": "Worker (rows) vs expert (columns) modal Human Agency Scale, 5x5 task counts.",

@@ -1,9 +1,9 @@
 """Both ratios as the article might have computed them and as the regressions do, at every threshold.
 
 The article reports exposed tasks "about 6x as likely to be covered" and the most important tasks
-"6-10x as likely" as the least important (METHOD.md §4) without saying whether those are plain
+"6-10x as likely" as the least important (docs/method.md §4) without saying whether those are plain
 ratios of shares or model-adjusted ones. So each ratio is given both ways, at thresholds 1, 3, 5
-and 10 (METHOD.md §4's sensitivity thresholds):
+and 10 (docs/method.md §4's sensitivity thresholds):
 
 - **simple**: P(covered | exposed) / P(covered | not exposed), and P(covered | most important
   quintile) / P(covered | least important), straight from the task table. Its interval: the same

@@ -1,4 +1,4 @@
-"""Coverage summaries and their sensitivity (METHOD.md §4) as pure functions.
+"""Coverage summaries and their sensitivity (docs/method.md §4) as pure functions.
 
 `labels`: benchmark, prompt_id, task_id, prompt_hash (one labeler). `tasks`: task_id,
 onet_soc_code, family_code, hours (NaN where the occupation has no employment). Families are the
@@ -62,7 +62,7 @@ def sensitivity_table(
     thresholds: tuple[int, ...] = (1, 3, 5, 10),
     twins: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """variant, threshold, labeler, and the four summary numbers, for every variant of METHOD.md §4,
+    """variant, threshold, labeler, and the four summary numbers, for every variant of docs/method.md §4,
     and, given `twins` (near-identical statements, analysis/near_duplicates.py), the active labels
     counted each way of counting a label on one of them (`near_duplicates:<mode>`)."""
     rows = []

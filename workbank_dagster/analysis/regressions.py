@@ -1,7 +1,7 @@
-"""Task-level coverage regressions (METHOD.md §5) as pure functions on DataFrames.
+"""Task-level coverage regressions (docs/method.md §5) as pure functions on DataFrames.
 
 Intervals for probabilities are built on the logit scale and transformed back, so that they stay
-inside [0, 1] (METHOD.md §5): for a design row x, η = xᵀβ, se(η) = sqrt(xᵀ V x) with V the
+inside [0, 1] (docs/method.md §5): for a design row x, η = xᵀβ, se(η) = sqrt(xᵀ V x) with V the
 clustered covariance, and the interval is Λ(η ± 1.96·se(η)), as statsmodels' `get_prediction`
 computes it (a test checks the two agree). An adjusted probability that is a mean over the sample,
 p̄, gets the delta method on logit(p̄): se(logit p̄) = se(p̄) / (p̄(1−p̄)), ∇p̄ = mean of p(1−p)·x.
@@ -175,7 +175,7 @@ def quintile_ratio(base: np.ndarray, params: np.ndarray, cov: np.ndarray, top: i
 
 
 def importance_logit(tasks: pd.DataFrame, *, cluster_level: str = "major") -> ImportanceLogit:
-    """`covered ~ exposed + importance quintile + occupation fixed effects` (METHOD.md §5).
+    """`covered ~ exposed + importance quintile + occupation fixed effects` (docs/method.md §5).
 
     Estimator: an ordinary maximum-likelihood logit with one dummy per occupation, fitted by
     Newton's method on the occupations that are not perfectly predicted (all tasks covered or none

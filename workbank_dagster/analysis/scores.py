@@ -1,4 +1,4 @@
-"""O*NET-weighted occupation scores of models (METHOD.md §6).
+"""O*NET-weighted occupation scores of models (docs/method.md §6).
 
 For a model and an occupation: take the occupation's tasks with at least `k` scored prompts.
 Weighted score = mean over those tasks of the mean score of each task's prompts (every O*NET task

@@ -1,4 +1,4 @@
-"""Uncovered work time split by teleworkability (Dingel & Neiman 2020), METHOD.md §7.
+"""Uncovered work time split by teleworkability (Dingel & Neiman 2020), docs/method.md §7.
 
 Dingel-Neiman scores use the O*NET-SOC 2010 taxonomy; O*NET 29.3 occupations use O*NET-SOC 2019,
 whose six-digit prefix (`onet_soc_code[:7]`) is a SOC 2018 code. Matching, in order:

@@ -1,4 +1,4 @@
-"""The WORKBank audit (METHOD.md §2, §7): desire–capability zones, Human Agency Scale modes, and
+"""The WORKBank audit (docs/method.md §2, §7): desire–capability zones, Human Agency Scale modes, and
 where the zones meet benchmark coverage."""
 
 from __future__ import annotations

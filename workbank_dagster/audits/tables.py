@@ -1,5 +1,5 @@
 """A user's own audit: their tasks (O*NET IDs or free text), optional desire and capability ratings,
-met with benchmark coverage (METHOD.md §7 applied to an organisation's task list)."""
+met with benchmark coverage (docs/method.md §7 applied to an organisation's task list)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Judges: given a prompt's candidate tasks, decide which tasks the prompt exercises.
 
-Every judge has a `labeler` string `method:model:template-version` (METHOD.md §3) and returns, per
+Every judge has a `labeler` string `method:model:template-version` (docs/method.md §3) and returns, per
 prompt, an ordered list of (task_id, score): rank 1 first.
 """
 
@@ -23,7 +23,7 @@ class EmbeddedJudgeV3:
     `first_tasks` most similar tasks of the best one and the `other_tasks` most similar of each
     other, best occupation first; drop any task whose similarity to the prompt is below
     `min_similarity`, so a prompt that resembles no work well gets few or no labels (label
-    density decides the headline: METHOD.md §3). Score = cosine similarity of prompt and task.
+    density decides the headline: docs/method.md §3). Score = cosine similarity of prompt and task.
     """
 
     n_occupations: int = 4

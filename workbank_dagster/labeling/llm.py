@@ -1,5 +1,5 @@
 """The LLM judge: a chat model, through the OpenAI API or any OpenAI-compatible server, picks which of a
-prompt's retrieved candidate tasks the prompt exercises (METHOD.md §3, the article's method).
+prompt's retrieved candidate tasks the prompt exercises (docs/method.md §3, the article's method).
 
 - One request per prompt: the prompt and its candidates (ID, statement, occupation), temperature 0,
   a JSON-schema response format; the answer is the list of task IDs in order of fit (= rank).

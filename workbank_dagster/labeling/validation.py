@@ -1,6 +1,6 @@
 """Scoring judges against labels that did not come from them.
 
-Two yardsticks (METHOD.md §3):
+Two yardsticks (docs/method.md §3):
 
 - `benchmarks/labels_dev/`: occupations the GDPval authors assigned (matched to O*NET-SOC codes by
   title) and TheAgentCompany role categories (mapped to the SOC families a role can belong to).
@@ -9,7 +9,7 @@ Two yardsticks (METHOD.md §3):
   judges are tuned on `tune` only, and the `holdout` figures are the ones to quote. Every figure
   comes with a Wilson 95% interval.
 - the reference set in `reference/`: task IDs chosen by careful reading (see its guide), scored as
-  micro precision and recall by exact Task ID (METHOD.md §1), and beside it two secondary figures:
+  micro precision and recall by exact Task ID (docs/method.md §1), and beside it two secondary figures:
   tasks whose statements are identical in several occupations counted as one task, and detailed
   work activities (DWAs, through O*NET's Tasks to DWAs); then occupation and family level. It is
   split by benchmark into a `tune` and a `holdout` half (`reference/reference_split.csv`, committed
@@ -237,13 +237,16 @@ def _ranked_tasks(labels: pd.DataFrame, keys: set[tuple[str, str]]) -> dict[tupl
     return out
 
 
-def dev_gold(labels_dev_dir: Path, occupations: pd.DataFrame, crosswalk: pd.DataFrame, split: dict[tuple[str, str], str]) -> pd.DataFrame:
-    """benchmark, prompt_id, gold, half, gold_codes (set, may be empty), gold_families (set).
+def dev_gold(labels_dev_dir: Path | None, occupations: pd.DataFrame, crosswalk: pd.DataFrame, split: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """benchmark, prompt_id, gold, half, gold_codes (set, may be empty), gold_families (set); no rows
+    when the folder (an optional yardstick outside the repository) is None or lacks the files.
 
     A group that the committed split does not know (a label file grown since) is refused rather
     than silently put in a half: the split is made once.
     """
     rows = []
+    if labels_dev_dir is None:
+        return pd.DataFrame(rows, columns=["benchmark", "prompt_id", "gold", "half", "gold_codes", "gold_families"])
     gdpval = labels_dev_dir / "gdpval.jsonl"
     if gdpval.is_file():
         match = title_matcher(occupations, crosswalk)

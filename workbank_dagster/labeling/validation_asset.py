@@ -103,13 +103,19 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         task_dwas = {}
         for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
             task_dwas.setdefault(int(task_id), set()).add(dwa_id)
-    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
+    labels_dev = settings.labels_dev_dir
+    if labels_dev is None:
+        context.log.info("labels_dev skipped: the optional yardstick stays outside the repository, and neither the source folder "
+                         "nor ../shared/data beside the repository has benchmarks/labels_dev; the judges are scored against the "
+                         "reference set only")
+    gold = dev_gold(labels_dev, occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
     reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
     reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
-    intent_path = settings.benchmarks_dir / "labels_dev" / INTENT_FILE
-    intent = read_intent(intent_path) if intent_path.is_file() else None
+    intent_path = labels_dev / INTENT_FILE if labels_dev is not None else None
+    intent = read_intent(intent_path) if intent_path is not None and intent_path.is_file() else None
     if intent is None:
-        context.log.info(f"{intent_path} not found: the benchmark-intent yardstick (optional, kept outside the repository) is skipped")
+        context.log.info(f"benchmarks/labels_dev/{INTENT_FILE} not found beside the sources: the benchmark-intent yardstick "
+                         "(optional, kept outside the repository) is skipped")
     intent_split = read_reference_split(INTENT_SPLIT)
     rows, prompts, summary = [], [], {}
     for labeler, group in (labels.groupby("labeler") if labels is not None else []):

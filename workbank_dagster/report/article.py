@@ -1,7 +1,7 @@
 """Like for like with the article: its published figures beside ours, as rows that the report and
 the README both render (page.py as HTML, readme.py as Markdown).
 
-The article (METHOD.md §4; `seeds/` in the shared folder, in Chinese translation) states: 208 of 923
+The article (docs/method.md §4; `seeds/` in the shared folder, in Chinese translation) states: 208 of 923
 occupations have a task with at least 5 prompts, 6 of 22 families have none, about 90% of US work
 time is on tasks with little or no coverage, exposed tasks are "about 6 times" as likely to be in
 benchmarks as not exposed ones (said before any model, so read here as a simple ratio), the most

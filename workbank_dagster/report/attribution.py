@@ -1,8 +1,8 @@
 """Who made the data the report shows, and under which licence.
 
 The reference sources' licences come from `sources/registry.py`; each benchmark's full name and
-licence from `marts.dim_benchmark`, which the sources layer fills from the source folder's
-`benchmarks/SOURCES.md` (sources/catalog.py).
+licence from `marts.dim_benchmark`, which the sources layer fills from `benchmarks/catalog.csv` (or a
+benchmark folder's SOURCES.md: sources/benchmark_set.py).
 """
 
 from __future__ import annotations

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
+import subprocess
+from importlib import metadata
+from pathlib import Path
 
 import duckdb
 
-from ..settings import Settings
+from ..settings import REPO_ROOT, Settings
 from ..warehouse import table_exists
 from .intervals import LABEL_BAND_PREFIX, headline_fields, headline_methods
 
@@ -65,7 +69,60 @@ def _headline_numbers(con: duckdb.DuckDBPyConnection, settings: Settings) -> dic
         # Each interval's kind and method: only a Wilson or a cluster-robust Wald interval is a CI
         # (report/intervals.py); the fields' suffixes say the same (`_ci_`, `_spread_`, `_interval_`).
         "intervals": headline_methods(),
+        "version": version_stamp(con, labeler),
     }
+
+
+def package_version() -> str | None:
+    """The installed package's version (pyproject.toml's `version`), None when it is not installed."""
+    try:
+        return metadata.version("workbank-dagster")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def git_commit(root: Path = REPO_ROOT) -> tuple[str, bool] | None:
+    """(commit, whether tracked files differ from it) when `root` is the top of a git checkout; None
+    otherwise (a copy, an unpacked archive, git absent), and never the commit of a repository that
+    merely contains the folder."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != Path(root).resolve():
+        return None
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    return commit, bool(git("status", "--porcelain", "--untracked-files=no"))
+
+
+def data_snapshot(con: duckdb.DuckDBPyConnection) -> tuple[str | None, int]:
+    """A SHA-256 over every input file's name and SHA-256 (marts.dim_source_file: what the run's raw
+    tables were loaded from), in name order, and the number of files. Identical bytes under the same
+    names give the same snapshot, wherever they were read from."""
+    if not table_exists(con, "marts", "dim_source_file"):
+        return None, 0
+    rows = con.execute("select file, sha256 from marts.dim_source_file order by file, sha256").fetchall()
+    digest = hashlib.sha256("".join(f"{file}\t{sha256}\n" for file, sha256 in rows).encode("utf-8"))
+    return digest.hexdigest(), len(rows)
+
+
+def version_stamp(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
+    """What to cite a run's numbers by: the package version, the git commit (absent outside a git
+    checkout; `commit_dirty` says whether tracked files had changes), the labeler, and the data
+    snapshot (`data_snapshot`)."""
+    snapshot, n_files = data_snapshot(con)
+    stamp: dict = {"package": "workbank-dagster", "package_version": package_version()}
+    found = git_commit()
+    if found is not None:
+        stamp["commit"], stamp["commit_dirty"] = found
+    stamp.update(labeler=labeler, data_snapshot=snapshot, data_files=n_files)
+    return stamp
 
 
 def benchmark_versions(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

@@ -43,6 +43,18 @@ def _reference(validation: pd.DataFrame, labeler: str, level: str) -> float | No
     return None if hit.empty else float(hit.iloc[0]["value"])
 
 
+def _intent(validation: pd.DataFrame, labeler: str) -> str:
+    """The benchmark-intent yardstick's held-out mean top-1, in words, where it was scored."""
+    if validation.empty:
+        return ""
+    hit = validation[(validation["labeler"] == labeler) & (validation["yardstick"] == "intent") & (validation["subset"] == "holdout")
+                     & (validation["benchmark"] == "all") & (validation["metric"] == "top1_plausible")]
+    if hit.empty:
+        return ""
+    return (f" On the benchmarks of the intent yardstick it was not tuned on, {_pct(float(hit.iloc[0]['value']))} of a benchmark's labeled "
+            "prompts (the mean over benchmarks) have a top label in an occupation whose work the benchmark's paper asks for.")
+
+
 def band_position(band: pd.Series) -> str:
     """Where the headline's estimate lies against the label-uncertainty band, and why, in words."""
     if _isnan(band.get("band_low")):
@@ -114,7 +126,9 @@ def limitations(h: Mapping, frames: Mapping[str, pd.DataFrame]) -> list[Limit]:
         out.append(Limit("precision", "The labels are often wrong",
                          f"On the half of labels_dev it was not tuned on, the judge's top label is in the GDPval authors' family for {_pct(family)} of "
                          f"prompts (the bar is {_pct(FAMILY_BAR.value, 0)}) and in their occupation for {_pct(h.get('holdout_gdpval_occupation_top1'))}."
-                         f"{reference} Wrong labels scatter prompts over tasks, which flattens both ratios towards 1.", "judges"))
+                         f"{reference}{_intent(validation, labeler)} The errors are not random: they fall on neighbouring occupations and on "
+                         "the domain of a benchmark's data rather than the work it asks for, so they cannot be assumed to flatten both ratios "
+                         "towards 1; how they move the ratios has not been measured.", "judges"))
 
     judges = set(validation["labeler"]) if len(validation) else set()
     if not any(str(j).startswith("llm:") for j in judges):

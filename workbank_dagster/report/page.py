@@ -424,7 +424,8 @@ def methodology(settings: Mapping, headline: Mapping, data_versions: pd.DataFram
         + "<h3>Data versions</h3><p class='note'>The files this report was built from, as the warehouse's loads recorded them "
         "(the same hashes are the data versions of the <code>files/*</code> assets in Dagster).</p>"
         + versions
-        + "<p class='note'>Full specification: METHOD.md in the shared data folder; the pipeline's README says how each number was measured.</p>"
+        + "<p class='note'>Full specification: docs/method.md in the repository; its README says how each number was measured "
+        "and how to cite it (CITATION.cff).</p>"
     )
 
 
@@ -438,9 +439,9 @@ def attribution(reference: list[dict], benchmarks: pd.DataFrame) -> str:
     )
     return (
         f"<p><b>{esc(ONET_CREDIT)}</b></p><ul>{works}</ul><h3>Reference files</h3>{ref}"
-        "<h3>Benchmarks</h3><p class='note'>Prompts are the benchmarks' own text; licences as recorded in the source folder's "
-        "benchmarks/SOURCES.md (\"not stated\" means the source states none). Per-prompt model results come from the published runs "
-        "listed in results/SOURCES.md.</p>"
+        "<h3>Benchmarks</h3><p class='note'>Prompts are the benchmarks' own text; licences as the repository's benchmarks/catalog.csv "
+        "records them (benchmarks/NOTICE.md; for a benchmark read from a folder, that folder's SOURCES.md). \"Not stated\" means the "
+        "source states none. Per-prompt model results come from the published runs the catalog names.</p>"
         + bench
     )
 
@@ -600,4 +601,18 @@ def render_report(
         nav=SECTIONS,
         sections=parts,
         credit=ONET_CREDIT,
+        version=version_line(headline.get("version")),
     )
+
+
+def version_line(stamp: Mapping | None) -> str:
+    """The footer's citation line: package version, commit, labeler and data snapshot (headline.json's `version`)."""
+    if not stamp:
+        return ""
+    parts = [f"{stamp.get('package', 'workbank-dagster')} {stamp.get('package_version') or '(version unknown)'}"]
+    if stamp.get("commit"):
+        parts.append(f"commit {stamp['commit'][:12]}" + (" with uncommitted changes" if stamp.get("commit_dirty") else ""))
+    parts.append(f"labeler {stamp.get('labeler')}")
+    if stamp.get("data_snapshot"):
+        parts.append(f"data snapshot sha256:{stamp['data_snapshot'][:16]} ({stamp.get('data_files')} input files)")
+    return "Version: " + "; ".join(parts) + "."

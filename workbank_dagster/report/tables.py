@@ -46,7 +46,7 @@ order by family_code
 """
 
 BENCHMARK_INDEX_SQL = "select * from marts.fct_benchmark_index order by benchmark"
-# Who made each benchmark of the index, and its licence (benchmarks/SOURCES.md, through the catalog).
+# Who made each benchmark of the index, and its licence (benchmarks/catalog.csv, through the catalog).
 BENCHMARK_SOURCES_SQL = (
     "select i.benchmark, b.full_name, b.licence from marts.fct_benchmark_index as i "
     "join marts.dim_benchmark as b using (benchmark) order by i.benchmark"

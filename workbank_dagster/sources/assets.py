@@ -14,17 +14,18 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from . import load_memo
-from .fetch import ensure_source
+from .fetch import UPSTREAM_BY_TARGET, Resolver
 from .registry import SOURCES, Source
 
 RAW_SCHEMA = "raw"
 
 
 def source_path(relative: str, settings: Settings) -> Path:
-    """Where a source file is read: the configured folder, or (no folder) its fetched upstream copy."""
-    if settings.source_dir is None:
-        return ensure_source(relative, settings.download_dir, base=settings.upstream_base)
-    return settings.source_dir / relative
+    """Where a reference file is read: the source folder's copy, as given, when one is set; else the
+    file with its pinned SHA-256 (fetch.py: the download cache, the local copy, its upstream URL)."""
+    if settings.source_dir is not None:
+        return settings.source_dir / relative
+    return Resolver.of(settings).path(UPSTREAM_BY_TARGET[relative])
 
 
 def _file_asset(source: Source) -> dg.AssetsDefinition:

@@ -15,13 +15,14 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-from ..common import file_sha256, partition_step, table_metadata
+from ..common import partition_step, table_metadata
 from ..fingerprint import RECOMPUTED_METADATA
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..settings import PipelineSettings
 from . import load_memo
 from .assets import RAW_SCHEMA
+from .benchmark_set import BenchmarkFile, benchmark_set
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
 from .catalog import record_file_errors
 from .instructions import instruction_rows, read_instructions
@@ -32,14 +33,16 @@ RESULTS_TABLE = "benchmark_results"
 INSTRUCTIONS_TABLE = "benchmark_instructions"
 
 
-def _write_partitions(context, files: PartitionFiles, table, path_of, parse, counted: str):
+def _write_partitions(context, files: PartitionFiles, table, file_of, parse, counted: str):
     """Parse and write each of the run's partitions; a rejected one keeps its file and its error is recorded.
     Returns the rows written per partition, the rows, and the step's metadata (rows per partition as
     `counted`, and the errors).
 
+    `file_of(key)` is the partition's file (benchmark_set.BenchmarkFile), or None when it has none.
     A partition whose file hash and parser are those its last materialization recorded keeps its
-    file and is read back rather than parsed (`load_memo`); each partition's load is recorded in
-    the metadata `source_loads`."""
+    file and is read back rather than parsed (`load_memo`): a pinned file's hash is known without
+    fetching it, so an unchanged fetched benchmark is not downloaded again. Each partition's load is
+    recorded in the metadata `source_loads`."""
     keys = list(context.partition_keys)
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
@@ -50,16 +53,20 @@ def _write_partitions(context, files: PartitionFiles, table, path_of, parse, cou
     for key in keys:
         try:
             check_slug(key, f"partition {key!r}")
-            path = path_of(key)
-            digest = file_sha256(path) if path.is_file() else "missing"
+            file = file_of(key)
+            digest = file.fingerprint if file is not None else "missing"
+            located = _Located(file)
             frame, parsed, loads[key] = load_memo.reuse_or_parse(
                 digest, recorded.get(key),
                 read_back=lambda key=key: pd.read_parquet(files.path(table, key)) if files.path(table, key).is_file() else None,
-                parse=lambda key=key, path=path, digest=digest: parse(key, path, digest),
+                parse=lambda key=key, located=located, digest=digest: parse(key, located.path(), digest),
                 write=lambda frame, key=key: files.write(table, key, frame),
-                # As the source folder names it (benchmarks/<slug>.jsonl, results/<slug>.csv).
-                source_file=f"{path.parent.name}/{path.name}", source_bytes=path.stat().st_size if path.is_file() else None,
+                # One name whichever copy was read (benchmarks/<slug>.jsonl, results/<slug>.csv).
+                source_file=file.name if file is not None else None,
+                source_bytes=lambda located=located, key=key: located.size(recorded.get(key)),
             )
+            if located.note:
+                context.log.warning(located.note)
             if parsed:
                 parsed_keys.append(key)
         except SourceFormatError as exc:
@@ -87,6 +94,27 @@ def _write_partitions(context, files: PartitionFiles, table, path_of, parse, cou
     }
 
 
+class _Located:
+    """A partition's file, fetched at most once and only when it is parsed."""
+
+    def __init__(self, file: BenchmarkFile | None) -> None:
+        self.file, self.note, self._path, self._done = file, "", None, False
+
+    def path(self) -> Path | None:
+        if not self._done:
+            self._path = self.file.path() if self.file is not None else None
+            self._done = True
+            if self._path is None and self.file is not None:
+                self.note = self.file.missing
+        return self._path
+
+    def size(self, recorded: dict | None) -> int | None:
+        """The file's size: of the copy read, or as recorded when its rows were kept unparsed."""
+        if self._path is not None:
+            return self._path.stat().st_size
+        return recorded.get("bytes") if recorded and not self._done else None
+
+
 PARTITIONED_SOURCE = {
     "partitions_def": benchmarks_partitions,
     "backfill_policy": dg.BackfillPolicy.single_run(),
@@ -94,18 +122,18 @@ PARTITIONED_SOURCE = {
 }
 
 
-def parse_prompts(key: str, path: Path, digest: str) -> pd.DataFrame:
+def parse_prompts(key: str, path: Path | None, digest: str) -> pd.DataFrame:
     """A benchmark's prompts file, with its hash on every row; a missing file is an error of its partition."""
-    if not path.is_file():
-        raise SourceFormatError(path, "benchmark file not found (was it removed? delete the partition too)")
+    if path is None or not path.is_file():
+        raise SourceFormatError(path or f"benchmarks/{key}.jsonl", "benchmark file not found (was it removed? delete the partition too)")
     frame = read_benchmark_prompts(path)
     frame["source_sha256"] = digest
     return frame
 
 
-def parse_results(key: str, path: Path, digest: str) -> pd.DataFrame:
-    """A benchmark's results file; none published is no rows, not an error."""
-    if path.is_file():
+def parse_results(key: str, path: Path | None, digest: str) -> pd.DataFrame:
+    """A benchmark's results file; none published (or none at hand) is no rows, not an error."""
+    if path is not None and path.is_file():
         return read_benchmark_results(path, key)
     columns = {"benchmark": "string", "model": "string", "prompt_id": "string", "score": "Float64", "extra": "string"}
     return pd.DataFrame({name: pd.array([], dtype=dtype) for name, dtype in columns.items()})
@@ -120,9 +148,10 @@ def partitioned_source(table: str, description: str):
                     "Every malformed line is rejected with its file and line.")
 def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
-    folder = settings.benchmarks_dir
+    found, _ = benchmark_set(settings)
     written, combined, metadata = _write_partitions(
-        context, settings.partition_files, PROMPTS_TABLE, lambda key: folder / f"{key}.jsonl", parse_prompts, "prompts_by_benchmark"
+        context, settings.partition_files, PROMPTS_TABLE, lambda key: found[key].prompts if key in found else None, parse_prompts,
+        "prompts_by_benchmark",
     )
     if len(combined):
         metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
@@ -136,9 +165,10 @@ def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: Pipe
                     "extra columns as JSON. A benchmark without published results has no rows.")
 def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
-    folder = settings.results_dir
+    found, _ = benchmark_set(settings)
     _, combined, metadata = _write_partitions(
-        context, settings.partition_files, RESULTS_TABLE, lambda key: folder / f"{key}.csv", parse_results, "rows_by_benchmark"
+        context, settings.partition_files, RESULTS_TABLE, lambda key: found[key].results if key in found else None, parse_results,
+        "rows_by_benchmark",
     )
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())

@@ -1,6 +1,6 @@
 """Benchmark prompts (`benchmarks/<slug>.jsonl`) and per-prompt model results (`results/<slug>.csv`).
 
-One benchmark is one partition (METHOD.md §3). A prompt is identified by (benchmark, prompt_id);
+One benchmark is one partition (docs/method.md §3). A prompt is identified by (benchmark, prompt_id);
 its `prompt_hash` (SHA-256 of the text) keys the judgement cache and finds duplicate texts.
 """
 

@@ -13,17 +13,14 @@ Two things a partitioned asset cannot do for itself:
   so the other benchmarks refresh through the marts and the report, the report says which file
   failed and why, and `report/benchmark_files_check` fails the run at its end, naming the file.
 
-Each row also says who made the benchmark and under which licence: its `## <slug>` section of the
-source folder's `benchmarks/SOURCES.md` (full name, licence). A benchmark with no section, or a
-section with no licence line, says so instead of guessing. The report shows these through
-`marts.dim_benchmark`.
+Each row also says who made the benchmark and under which licence: its row of
+`benchmarks/catalog.csv`, or, for a benchmark read from a folder, its `## <slug>` section of that
+folder's SOURCES.md (benchmark_set.py). A benchmark with no section, or a section with no licence
+line, says so instead of guessing. The report shows these through `marts.dim_benchmark`.
 
 The dbt project reads the catalog (`stg_benchmarks__catalog`), so `dbt build` runs after it.
 """
 
-
-import re
-from pathlib import Path
 
 import dagster as dg
 import duckdb
@@ -37,6 +34,7 @@ from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from . import load_memo
 from .assets import RAW_SCHEMA
+from .benchmark_set import Benchmark, benchmark_set
 from .registry import SOURCES
 
 CATALOG_TABLE = "benchmark_catalog"
@@ -76,25 +74,12 @@ def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current
     return {f"{RAW_SCHEMA}.{table}": n for table, n in removed.items()}
 
 
-def _field(section: str, name: str) -> str | None:
-    match = re.search(rf"\*\*{name}:\*\*\s*(.+)", section)
-    return match.group(1).strip() if match else None
-
-
-def benchmark_attribution(sources_md: Path, slugs: list[str]) -> pd.DataFrame:
-    """benchmark, full_name, licence per slug, from the `## <slug>` sections of benchmarks/SOURCES.md."""
-    text = sources_md.read_text(encoding="utf-8") if sources_md.is_file() else ""
-    sections = {}
-    for block in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
-        head, _, body = block.partition("\n")
-        sections[head.strip()] = body
-    rows = []
-    for slug in slugs:
-        section = sections.get(slug)
-        if section is None:
-            rows.append((slug, slug, "no entry in benchmarks/SOURCES.md: licence unknown"))
-        else:
-            rows.append((slug, _field(section, "Full name") or slug, _field(section, "License") or "not stated in benchmarks/SOURCES.md"))
+def benchmark_attribution(found: dict[str, Benchmark], slugs: list[str]) -> pd.DataFrame:
+    """benchmark, full_name, licence per slug (benchmark_set.py); a slug with no file says so."""
+    rows = [
+        (slug, found[slug].full_name, found[slug].licence) if slug in found else (slug, slug, "no benchmark file: licence unknown")
+        for slug in slugs
+    ]
     return pd.DataFrame(rows, columns=["benchmark", "full_name", "licence"]).astype("string")
 
 
@@ -120,13 +105,13 @@ def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     ],
     **warehouse_step("sources", "team:data-engineering"),
     description="One row per benchmark partition (prompts, the file error if its file was rejected, full name and licence "
-    "from benchmarks/SOURCES.md); the files of "
+    "from benchmarks/catalog.csv or the folder's SOURCES.md); the files of "
     "every benchmark whose partition is gone are deleted first.",
 )
 def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
     settings = pipeline_settings.resolve()
-    attribution = benchmark_attribution(settings.benchmarks_dir / "SOURCES.md", sorted(current))
+    attribution = benchmark_attribution(benchmark_set(settings)[0], sorted(current))
     with warehouse_db.connect() as con:
         deleted = prune_removed(settings.partition_files, con, current)
         table = catalog(settings.partition_files, current).merge(attribution, on="benchmark", how="left")

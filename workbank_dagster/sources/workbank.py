@@ -1,6 +1,6 @@
 """WORKBank (Shao et al. 2025): worker automation desires, expert capability ratings, task metadata.
 
-Exact duplicate rows are dropped and counted (the expert file repeats 19 rows, METHOD.md §2).
+Exact duplicate rows are dropped and counted (the expert file repeats 19 rows, docs/method.md §2).
 """
 
 from __future__ import annotations

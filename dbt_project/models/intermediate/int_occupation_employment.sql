@@ -1,4 +1,4 @@
--- Employment and wage bill of each O*NET occupation that has tasks (METHOD.md §2).
+-- Employment and wage bill of each O*NET occupation that has tasks (docs/method.md §2).
 -- O*NET-SOC -> OEWS through the BLS NEM crosswalk, which resolves OEWS aggregate codes (13-1020 ...).
 -- Where several O*NET occupations with tasks share one OEWS code, its employment is split equally
 -- among them (var employment_split = 'equal'; 'none' gives each the whole, and double-counts).

@@ -1,4 +1,4 @@
--- Work-time share of every task within its occupation (METHOD.md §2), rules in order:
+-- Work-time share of every task within its occupation (docs/method.md §2), rules in order:
 --  (a) in an occupation with some estimates, a task without one gets the occupation's median share;
 --  (b) in an occupation with no estimate, shares are proportional to importance (equal where missing);
 --  (c) rescale so that every occupation's shares sum to 1.
