@@ -29,6 +29,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 # TheAgentCompany role categories → SOC major groups (two-digit) a person in that role works in.
@@ -140,7 +141,8 @@ def title_matcher(occupations: pd.DataFrame, crosswalk: pd.DataFrame):
 
 def _ranked_tasks(labels: pd.DataFrame, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
     """(benchmark, prompt_id) → task ids in rank order, for the prompts in `keys` only (one sort)."""
-    wanted = labels[[key in keys for key in zip(labels["benchmark"], labels["prompt_id"])]]
+    # A boolean array, not a list: an empty list would select no columns of a frame with no rows.
+    wanted = labels[np.fromiter((key in keys for key in zip(labels["benchmark"], labels["prompt_id"])), dtype=bool, count=len(labels))]
     wanted = wanted.sort_values(["benchmark", "prompt_id", "rank"], kind="stable")
     out: dict[tuple[str, str], list[int]] = {}
     for benchmark, prompt_id, task_id in zip(wanted["benchmark"], wanted["prompt_id"], wanted["task_id"].astype(int)):

@@ -45,6 +45,13 @@ def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict]) 
     return rows
 
 
+def _rows(files, table_of, sql: str, partitions: list[str] | None = None) -> pd.DataFrame | None:
+    """`sql` over every judge's table (`table_of(judge)`) of these partitions (every partition: None),
+    the judges' rows together; None when no judge has a file."""
+    found = [frame for frame in (files.query(table_of(judge), sql, partitions) for judge in JUDGES) if frame is not None]
+    return pd.concat(found, ignore_index=True) if found else None
+
+
 @dg.asset(
     key=[LABELING_SCHEMA, VALIDATION_TABLE],
     deps=[
@@ -67,11 +74,17 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()
         crosswalk = con.execute("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk").df()
         dwas = warehouse.query_if_exists(con, "raw", "onet_task_dwas", "SELECT DISTINCT task_id, dwa_id FROM {table}")
-    files = settings.partition_files  # every judge's labels, one file per benchmark (partition_files.py)
-    labels = [files.query(labels_table(j), "SELECT * FROM {table}") for j in JUDGES]
-    judgements = [files.query(judgements_table(j), "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'") for j in JUDGES]
-    labels = pd.concat([f for f in labels if f is not None], ignore_index=True) if any(f is not None for f in labels) else None
-    abstained = pd.concat([f for f in judgements if f is not None], ignore_index=True) if any(f is not None for f in judgements) else None
+    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
+    reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
+    reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
+    # Every judge's labels, one file per benchmark (partition_files.py): the rows of the benchmarks
+    # the yardsticks name, and of every benchmark only which labeler labeled (or abstained on) it.
+    files = settings.partition_files
+    scored = sorted(set(gold["benchmark"]) | (set(reference["benchmark"]) if reference is not None else set()))
+    labels = _rows(files, labels_table, "SELECT * FROM {table}", scored)
+    abstained = _rows(files, judgements_table, "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'", scored)
+    labeled_at_all = _rows(files, labels_table, "SELECT DISTINCT labeler, benchmark FROM {table}")
+    abstained_at_all = _rows(files, judgements_table, "SELECT DISTINCT labeler, benchmark FROM {table} WHERE status = 'abstained'")
     occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
     task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
     same_statement = statement_groups(tasks)
@@ -80,19 +93,17 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         task_dwas = {}
         for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
             task_dwas.setdefault(int(task_id), set()).add(dwa_id)
-    gold = dev_gold(settings.benchmarks_dir / "labels_dev", occupations, crosswalk, read_split(LABELS_DEV_SPLIT))
-    reference = read_reference(REFERENCE_LABELS) if REFERENCE_LABELS.is_file() else None
-    reference_split = read_reference_split(REFERENCE_SPLIT) if reference is not None else {}
     rows, summary = [], {}
-    for labeler, group in (labels.groupby("labeler") if labels is not None else []):
-        judged = set(zip(group["benchmark"], group["prompt_id"]))
+    for labeler in (sorted(set(labeled_at_all["labeler"])) if labeled_at_all is not None else []):
+        group = labels[labels["labeler"] == labeler] if labels is not None else pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank"])
         mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
         skipped = set(zip(mine["benchmark"], mine["prompt_id"]))
         dev = score_against_dev(group, task_occupation, gold, skipped)
-        # Score the reference set only on benchmarks this labeler has labeled at all, per half.
+        # Score the reference set only on benchmarks this labeler has labeled (or abstained on) at all, per half.
         refs = {}
         if reference is not None:
-            mine_ref = reference[reference["benchmark"].isin({b for b, _ in judged | skipped})]
+            seen = {b for frame in (labeled_at_all, abstained_at_all) if frame is not None for b in frame.loc[frame["labeler"] == labeler, "benchmark"]}
+            mine_ref = reference[reference["benchmark"].isin(seen)]
             for subset, subset_rows in reference_subsets(mine_ref, reference_split, REFERENCE_SPLIT).items():
                 if len(subset_rows):
                     refs[subset] = score_against_reference(
