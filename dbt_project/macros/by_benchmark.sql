@@ -73,8 +73,8 @@ select {% for name, type in columns %}cast(null as {{ type }}) as {{ name }}, {%
 where false
 {%- else %}
 select {% for name, type in columns %}cast(file_rows.{{ name }} as {{ type }}) as {{ name }}, {% endfor %}files.file_hash as source_file_hash
-from read_parquet([{% for file in fresh %}'{{ file.path }}'{{ ", " if not loop.last }}{% endfor %}], union_by_name = true, filename = true) as file_rows
-inner join (values {% for file in fresh %}('{{ file.path }}', '{{ file.hash }}'){{ ", " if not loop.last }}{% endfor %}) as files (filename, file_hash)
+from read_parquet([{% for file in fresh %}'{{ file.path | replace("'", "''") }}'{{ ", " if not loop.last }}{% endfor %}], union_by_name = true, filename = true) as file_rows
+inner join (values {% for file in fresh %}('{{ file.path | replace("'", "''") }}', '{{ file.hash }}'){{ ", " if not loop.last }}{% endfor %}) as files (filename, file_hash)
     on file_rows.filename = files.filename
 {%- endif %}
 {% endmacro %}
@@ -88,7 +88,7 @@ inner join (values {% for file in fresh %}('{{ file.path }}', '{{ file.hash }}')
         {%- do stale.append(benchmark) -%}
     {%- endfor -%}
     {%- if stale -%}
-        delete from {{ this }} where benchmark in ({% for benchmark in stale %}'{{ benchmark }}'{{ ", " if not loop.last }}{% endfor %})
+        delete from {{ this }} where benchmark in ({% for benchmark in stale %}'{{ benchmark | replace("'", "''") }}'{{ ", " if not loop.last }}{% endfor %})
     {%- endif -%}
 {%- endif -%}
 {% endmacro %}
