@@ -49,6 +49,7 @@ from synthetic_corpus import generate, read_profile, write_benchmark  # noqa: E4
 sys.path.insert(0, str(REPO))
 from workbank_dagster.partition_files import SHARED, PartitionFiles  # noqa: E402
 from workbank_dagster.settings import settings_at_load  # noqa: E402
+from workbank_dagster.transform.project import ensure_manifest  # noqa: E402
 
 PER_BENCHMARK = 1000
 ONE_MINUTE = 60.0
@@ -232,6 +233,7 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results.json")
     args = parser.parse_args()
     settings = settings_at_load().resolve()
+    ensure_manifest()  # the jobs' processes read it, and never parse it
     base = (args.base or settings.data_dir).resolve()
     if not (base / "warehouse.duckdb").is_file() or not (base / "dagster_home").is_dir():
         parser.error(f"{base} holds no finished run (warehouse.duckdb, dagster_home): `make run` first")
