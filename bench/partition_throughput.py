@@ -11,7 +11,9 @@ once, so a ratio near 1 cannot hide a pool that never let two run.
 Then the other half of a refresh: the `warehouse` job on a copy of the finished run after one
 benchmark's partition was written again (catalogs, validation, dbt, analysis, report), timed R
 times. With the cold embedding rate of bench/results.json, these give the projection for 1,000
-benchmarks and 10 M prompts that bench/partition_throughput.json holds and docs/scaling.md renders.
+benchmarks and 10 M prompts that bench/partition_throughput.json holds and docs/scaling.md renders
+(of embedding, labeling and files; the warehouse job is measured as it grows by
+bench/warehouse_growth.py, not projected).
 
     .venv/bin/python bench/partition_throughput.py RUN_DIR CACHE_DIR [--runs 3] [--benchmarks a,b,c,d]
 
@@ -147,7 +149,7 @@ def warehouse_after_one_partition(root: Path, run_dir: Path, cache_dir: Path, sl
     return round(time.perf_counter() - started, 1)
 
 
-def projection(per_worker_prompts_per_s: float, ratio: float, warehouse_s: float, warehouse_prompts: int, bench: dict, file_bytes_per_prompt: float) -> dict:
+def projection(per_worker_prompts_per_s: float, ratio: float, bench: dict, file_bytes_per_prompt: float) -> dict:
     """1,000 benchmarks and 10 M prompts, linearly from what was measured here (three orders of
     magnitude past it: an order of size, not a forecast)."""
     prompts = 10_000_000
@@ -158,7 +160,6 @@ def projection(per_worker_prompts_per_s: float, ratio: float, warehouse_s: float
         "embedding_hours_at_least": round(prompts / texts_per_s / 3600, 1),
         "labeling_hours_1_worker": round(prompts / per_worker_prompts_per_s / 3600, 1),
         "labeling_hours_2_workers": round(prompts / (per_worker_prompts_per_s * ratio) / 3600, 1),
-        "warehouse_job_hours_per_refresh": round(warehouse_s * prompts / warehouse_prompts / 3600, 2),
         "partition_files_gb": round(file_bytes_per_prompt * prompts / 1e9, 1),
     }
 
@@ -210,7 +211,7 @@ def main() -> int:
         "warehouse_job_median_s": statistics.median(warehouse),
         "warehouse_prompts": run_prompts,
         "partition_file_bytes_per_prompt": round(file_bytes / run_prompts, 1),
-        "projection": projection(prompts / medians["1"], ratio, statistics.median(warehouse), run_prompts, bench, file_bytes / run_prompts),
+        "projection": projection(prompts / medians["1"], ratio, bench, file_bytes / run_prompts),
         "embedding_from": {"commit_of": "bench/results.json", "texts": bench["embed_floor_texts"], "seconds": bench["embed_floor_s"]},
     }
     args.output.write_text(json.dumps(result, indent=2) + "\n")

@@ -317,7 +317,8 @@ def main() -> int:
     results: dict = {"machine": stamp["machine"], "runs": {}, "measured": {}}
     # bench/suite.py and bench/backend_agreement.py write their own keys into the same file: kept.
     # ... and bench/quantized_probe.py its own (a cold bench at fd5e028 dropped it and the not-e2e stamp).
-    kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement", "quantized_probe")
+    # ... and bench/warehouse_growth.py its own (stamped under measured.warehouse_growth).
+    kept = (COLD_KEYS if args.only == "warm" else WARM_KEYS if args.only == "cold" else ()) + SUITE_KEYS + ("backend_agreement", "quantized_probe", "warehouse_growth")
     kept += () if args.torch_floor else ("embed_floor_torch_s",)
     for key in kept:
         if key in previous:
@@ -327,6 +328,8 @@ def main() -> int:
     for phase in ("cold", "warm"):
         if args.only and args.only != phase and phase in previous.get("measured", {}):
             results["measured"][phase] = previous["measured"][phase]
+    if "warehouse_growth" in previous.get("measured", {}):
+        results["measured"]["warehouse_growth"] = previous["measured"]["warehouse_growth"]
     source_shared = default_source_dir()
 
     def record(key: str, values: list[float]) -> None:

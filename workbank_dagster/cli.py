@@ -13,7 +13,11 @@ from .settings import REPO_ROOT
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workbank", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="materialize every asset on every benchmark, as one run")
+    run = sub.add_parser("run", help="materialize every asset on every benchmark, as one run")
+    run.add_argument(
+        "--full-refresh", action="store_true",
+        help="rebuild every dbt model from all the partition files (dbt build --full-refresh), not only the benchmarks whose files changed",
+    )
     sub.add_parser("home", help="print (and create) the Dagster home, its pools given their slots")
     sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
     sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (pipeline_settings.partitions_dir, resolved)")
@@ -52,7 +56,7 @@ def command(args: argparse.Namespace) -> int:
     from . import runner
 
     if args.command == "run":
-        return runner.run_all()
+        return runner.run_all(full_refresh=args.full_refresh)
     if args.command == "warehouse":
         from .settings import settings_at_load
 

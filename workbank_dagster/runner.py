@@ -16,6 +16,8 @@ from pathlib import Path
 from .pools import PoolWatch, free_slots_of_ended_runs
 from .settings import settings_at_load
 
+# Every CLI run executes in one process: the embedding model loads once, no step pays a process start-up.
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 DAGSTER_YAML = """\
 # Written by workbank_dagster.cli; see README.md.
 telemetry:
@@ -209,7 +211,7 @@ def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = No
             dg.reconstructable(get_job),
             instance=instance,
             tags={**tags, "workbank/launch": launch_id},
-            run_config=run_config or {"execution": {"config": {"in_process": {}}}},
+            run_config=run_config or IN_PROCESS,
             asset_selection=asset_selection,
         )
 
@@ -221,7 +223,12 @@ def print_failure(result) -> None:
             print(event.message, file=sys.stderr)
 
 
-def run_all() -> int:
+def full_run_config(*, full_refresh: bool = False) -> dict:
+    """`cli run`'s run config: one process; with `full_refresh`, every dbt model rebuilt from all its input."""
+    return {**IN_PROCESS, **({"ops": {"dbt_models": {"config": {"full_refresh": True}}}} if full_refresh else {})}
+
+
+def run_all(full_refresh: bool = False) -> int:
     import dagster as dg
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -232,7 +239,7 @@ def run_all() -> int:
         print("no benchmark files found", file=sys.stderr)
         return 2
     print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
-    result = launch(get_all_assets_job, instance, partition_range_tags(keys, "make run"))
+    result = launch(get_all_assets_job, instance, partition_range_tags(keys, "make run"), full_run_config(full_refresh=full_refresh))
     settings = settings_at_load().resolve()
     if result.success and not run_audits(instance):
         return 1
@@ -314,7 +321,7 @@ def label_llm(benchmarks: list[str] | None = None, batch: bool = False) -> int:
               f"{chosen[0]}..{chosen[-1]} would also label {', '.join(sorted(set(keys[first : last + 1]) - set(chosen)))}; "
               "run the command once per benchmark instead", file=sys.stderr)
         return 2
-    run_config = {"execution": {"config": {"in_process": {}}}}
+    run_config = dict(IN_PROCESS)
     if batch:
         run_config["ops"] = {"llm_judge_labels": {"config": {"mode": "batch"}}}
     print(f"LLM labeling: {len(chosen)} benchmark(s), {chosen[0]}..{chosen[-1]}{' (Batch API)' if batch else ''}")

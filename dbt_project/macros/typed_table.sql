@@ -1,8 +1,8 @@
 {#-
-  One judge's table of one kind (labels, judgements) in schema labeling, its columns cast to their
-  types. The source() call in the staging model registers lineage at parse time; at run time a judge
-  that has never run (the LLM judge without a key) has no table, and the result is then empty with
-  the same columns, instead of failing the build.
+  One judge's table of one kind (labels, judgements), its columns cast to their types: the judge's
+  per-benchmark files (benchmark_table, by_benchmark.sql). The source() call in the staging model
+  registers lineage at parse time; at run time a judge that has never run (the LLM judge without a
+  key) has no file, and the result is then empty with the same columns, instead of failing the build.
 -#}
 {% macro judge_columns(kind) %}
 {%- if kind == 'labels' -%}
@@ -15,13 +15,14 @@
 {% endmacro %}
 
 {% macro judge_table(relation, kind) %}
-{{- typed_table(relation, judge_columns(kind)) -}}
+{{- benchmark_table(relation, judge_columns(kind)) -}}
 {% endmacro %}
 
 {#-
   A table a Dagster asset writes outside dbt, its columns cast to their types; empty, with the same
   columns, while the asset has not run yet: the relation does not exist or, for an external source
-  (per-benchmark Parquet files, meta.external_location), no file of it does yet.
+  (per-benchmark Parquet files, meta.external_location), no file of it does yet. An incremental
+  model over per-benchmark files reads them with benchmark_table (by_benchmark.sql) instead.
 -#}
 {% macro typed_table(relation, columns) %}
 {%- set found = none -%}

@@ -6,7 +6,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from workbank_dagster.analysis.coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise
+from workbank_dagster.analysis.coverage import (
+    BenchmarkCounts,
+    bootstrap_share,
+    bootstrap_uncovered_share,
+    prompt_task_pairs,
+    prompts_per_task,
+    sensitivity_table,
+    summarise,
+)
 from workbank_dagster.analysis.scores import occupation_model_scores, score_differences
 from workbank_dagster.analysis.telework import match_telework, telework_split
 from workbank_dagster.analysis.zones import agency_table, coverage_by_zone, modal_level, task_zones, unbenchmarked_green_light, zone
@@ -38,7 +46,9 @@ def test_summarise_by_hand():
 def test_sensitivity_variants():
     active = _labels([("a", "1", 1, "h1"), ("a", "2", 1, "h1"), ("b", "1", 3, "h2")])
     other = _labels([("a", "1", 2, "h1")])
-    table = sensitivity_table({"emb": active, "llm": other}, TASKS, FAMILIES, active_labeler="emb", threshold=2, thresholds=(1, 2))
+    counts = {"emb": BenchmarkCounts.from_labels(active, TASKS), "llm": BenchmarkCounts.from_labels(other, TASKS)}
+    texts = prompts_per_task(active, dedupe_texts=True)
+    table = sensitivity_table(counts, texts, TASKS, FAMILIES, active_labeler="emb", threshold=2, thresholds=(1, 2))
     by = {(r.variant, r.labeler, r.threshold): r for r in table.itertuples()}
     assert by[("threshold", "emb", 1)].n_tasks_covered == 2 and by[("threshold", "emb", 2)].n_tasks_covered == 1
     assert by[("judge", "llm", 2)].n_tasks_covered == 0
@@ -52,15 +62,84 @@ def test_bootstrap_is_deterministic_and_its_intervals_are_the_textbook_ones():
     prompts = pd.DataFrame({"benchmark": ["a"] * 100 + ["b"] * 100, "prompt_id": [str(i) for i in range(200)]})
     labels = pd.DataFrame({"benchmark": prompts["benchmark"], "prompt_id": prompts["prompt_id"], "task_id": rng.integers(0, 50, 200), "prompt_hash": prompts["prompt_id"]})
     point = summarise(prompts_per_task(labels), tasks, 4, ["11-0000"])["work_time_share_uncovered"]
-    boot = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
+    pairs, sizes = prompt_task_pairs(labels, prompts)
+    boot = bootstrap_uncovered_share(pairs, sizes, tasks, 4, replicates=100, seed=1)
     assert boot["estimate"] == pytest.approx(point)
     low, high = np.percentile(boot["shares"], [2.5, 97.5])
     assert (boot["ci_low_percentile"], boot["ci_high_percentile"]) == pytest.approx((low, high), abs=1e-12)
     # The reported interval is the basic (pivotal) one: 2 x estimate - the percentiles, by hand.
     assert (boot["ci_low"], boot["ci_high"]) == (boot["ci_low_basic"], boot["ci_high_basic"])
     assert (boot["ci_low"], boot["ci_high"]) == pytest.approx((2 * point - high, 2 * point - low), abs=1e-15)
-    again = bootstrap_uncovered_share(labels, prompts, tasks, 4, replicates=100, seed=1)
+    again = bootstrap_uncovered_share(pairs, sizes, tasks, 4, replicates=100, seed=1)
     assert (again["ci_low"], again["ci_high"], again["ci_low_bca"]) == (boot["ci_low"], boot["ci_high"], boot["ci_low_bca"])
+
+
+def test_a_benchmark_s_counts_sum_to_every_benchmark_s_and_leave_it_out():
+    """The per-benchmark aggregate gives what the labels give: over every benchmark, and without each one."""
+    labels = _labels([("a", "1", 1, "h1"), ("a", "2", 1, "h2"), ("a", "2", 3, "h2"), ("b", "1", 3, "h1"), ("b", "1", 3, "h1"), ("c", "9", 9, "h9")])
+    counts = BenchmarkCounts.from_labels(labels, TASKS)
+    assert counts.benchmarks == ["a", "b", "c"]
+    assert list(counts.total) == list(prompts_per_task(labels).reindex(TASKS["task_id"]).fillna(0))  # task 9 is not in TASKS
+    for benchmark in counts.benchmarks:
+        rest = labels[labels["benchmark"] != benchmark]
+        assert list(counts.without(benchmark)) == list(prompts_per_task(rest).reindex(TASKS["task_id"]).fillna(0))
+
+
+def test_summarise_with_its_groups_coded_once_is_what_it_was():
+    """Summary codes occupations and families once (the sensitivity table summarises every
+    benchmark left out): the figures are those of the groupby and set it replaced (#42), on random
+    counts, with a task of no occupation, a family outside `families` and one named twice."""
+    rng = np.random.default_rng(4)
+    n = 400
+    tasks = pd.DataFrame({
+        "task_id": np.arange(n),
+        "onet_soc_code": [None if i == 7 else f"{rng.integers(11, 20)}-{rng.integers(0, 30):04d}.00" for i in range(n)],
+        "family_code": [f"{rng.integers(11, 21)}-0000" for _ in range(n)],
+        "hours": np.where(rng.random(n) < 0.1, np.nan, rng.uniform(1, 100, n)),
+    })
+    families = [f"{f}-0000" for f in range(11, 20)] + ["11-0000"]
+    for trial in range(20):
+        counts = rng.integers(0, 8, n).astype(float)
+        covered = counts >= 3
+        hours = tasks["hours"].to_numpy()
+        has = ~np.isnan(hours)
+        with_family = set(tasks.loc[covered, "family_code"])
+        expected = {
+            "n_tasks_covered": int(covered.sum()),
+            "n_occupations_with_covered_task": int(pd.Series(covered).groupby(tasks["onet_soc_code"].to_numpy()).any().sum()),
+            "n_families_without_covered_occupation": sum(1 for f in families if f not in with_family),
+            "work_time_share_uncovered": float(hours[has & ~covered].sum() / hours[has].sum()),
+        }
+        assert summarise(counts, tasks, 3, families) == expected, trial
+
+
+def test_the_bootstrap_draws_as_it_did_with_one_count_per_benchmark():
+    """Counting every benchmark's draws at once (one bincount a replicate, not one per benchmark, each
+    as long as every prompt) keeps the replicates to the bit: the same draws, in the same order."""
+    rng = np.random.default_rng(2)
+    tasks = pd.DataFrame({"task_id": range(30), "onet_soc_code": "11-1011.00", "family_code": "11-0000", "hours": rng.uniform(1, 10, 30)})
+    prompts = pd.DataFrame({"benchmark": ["b"] * 40 + ["a"] * 70 + ["c"] * 5, "prompt_id": [f"p{i}" for i in range(115)]})
+    labels = pd.DataFrame({"benchmark": prompts["benchmark"], "prompt_id": prompts["prompt_id"], "task_id": rng.integers(0, 30, 115)})
+    pairs, sizes = prompt_task_pairs(labels, prompts)
+    assert sizes == [70, 40, 5]  # benchmarks in order
+    ours = bootstrap_uncovered_share(pairs, sizes, tasks, 3, replicates=50, seed=7)
+    # The loop as it was (#42): the prompts in (benchmark, prompt_id) order, one bincount per benchmark.
+    ordered = prompts.sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
+    at = {key: i for i, key in enumerate(zip(ordered["benchmark"], ordered["prompt_id"]))}
+    from scipy import sparse
+
+    incidence = sparse.csr_matrix((np.ones(115), ([at[(b, p)] for b, p in zip(labels["benchmark"], labels["prompt_id"])], labels["task_id"])), shape=(115, 30))
+    draw = np.random.default_rng(7)
+    groups = [np.where(ordered["benchmark"].to_numpy() == b)[0] for b in ordered["benchmark"].unique()]
+    shares = []
+    for _ in range(50):
+        weights = np.zeros(115)
+        for members in groups:
+            weights += np.bincount(draw.choice(members, size=len(members), replace=True), minlength=115)
+        hours = tasks["hours"].to_numpy()
+        shares.append(hours[(incidence.T @ weights) < 3].sum() / hours.sum())
+    assert list(ours["shares"]) == shares
+    assert bootstrap_share(incidence, tasks["hours"].to_numpy(), groups, 3, replicates=50, rng=np.random.default_rng(7))["shares"].tolist() == shares
 
 
 def test_bca_interval_matches_scipy_on_the_same_replicates():

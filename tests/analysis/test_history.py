@@ -10,6 +10,7 @@ import pytest
 
 from workbank_dagster.analysis.assets import HEADLINE_KEY, coverage_history, headline_records
 from workbank_dagster.analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA
+from workbank_dagster.analysis.coverage import BenchmarkCounts
 from workbank_dagster.analysis.history import (
     HISTORY_CONTRACT,
     ContractError,
@@ -105,7 +106,8 @@ def test_a_benchmark_s_contribution_is_what_coverage_loses_without_it():
     labels = pd.DataFrame(
         [("x", "p1", 1), ("y", "q1", 1), ("x", "p2", 3), ("y", "q2", 4), ("y", "q3", 2)], columns=["benchmark", "prompt_id", "task_id"]
     )
-    frame = benchmark_contributions(labels, tasks, ["11", "13", "15"], threshold=1).set_index("benchmark")
+    labeled = labels.groupby("benchmark")["prompt_id"].nunique()
+    frame = benchmark_contributions(BenchmarkCounts.from_labels(labels, tasks), labeled, tasks, ["11", "13", "15"], threshold=1).set_index("benchmark")
     # x alone covers task 3 (occupation B); y alone covers tasks 4 and 2 (occupation C; A keeps task 1 through x).
     assert frame.loc["x", "n_tasks_covered_only_with_it"] == 1 and frame.loc["x", "n_occupations_covered_only_with_it"] == 1
     assert frame.loc["y", "n_tasks_covered_only_with_it"] == 2 and frame.loc["y", "n_occupations_covered_only_with_it"] == 1
@@ -113,4 +115,4 @@ def test_a_benchmark_s_contribution_is_what_coverage_loses_without_it():
     assert frame.loc["x", "work_time_share_uncovered_without_it"] == pytest.approx(0.3)
     assert frame.loc["y", "change_without_it"] == pytest.approx(0.6)
     assert frame.loc["y", "n_prompts_labeled"] == 3
-    assert benchmark_contributions(labels.iloc[0:0], tasks, ["11"], threshold=1).empty
+    assert benchmark_contributions(BenchmarkCounts.from_labels(labels.iloc[0:0], tasks), labeled.iloc[0:0], tasks, ["11"], threshold=1).empty

@@ -216,7 +216,8 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
     try:
         rows = con.execute(
             "select benchmark, count(*) filter (where status = 'abstained'), count(*) filter (where status <> 'unlabeled'), "
-            "count(*) filter (where status = 'abstained' and (reason = '' or confidence is null)) "
+            "count(*) filter (where status = 'abstained' and (reason = '' or confidence is null)), "
+            "count(*) filter (where status = 'abstained' and reason like 'personal errand:%') "
             "from marts.fct_prompt_judgements where labeler = ? group by 1",
             [h["labeler"]],
         ).fetchall()
@@ -226,8 +227,11 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
     finally:
         con.close()
     assert sum(r[1] for r in rows) == h["n_prompts_abstained"] > 0
-    assert all(abstained <= 0.2 * english for _, abstained, english, _ in rows), rows
-    assert all(unexplained == 0 for *_, unexplained in rows) and no_confidence == 0
+    # The cap holds for the abstentions on weak evidence; a personal errand (the agent acting as a
+    # customer, judge v7) abstains with that reason outside it.
+    assert all(abstained - errands <= 0.2 * english for _, abstained, english, _, errands in rows), rows
+    assert sum(errands for *_, errands in rows) > 0, "no personal errand: the v7 rule did not run"
+    assert all(unexplained == 0 for _, _, _, unexplained, _ in rows) and no_confidence == 0
 
 
 def test_readme_tables_are_this_run_s(pipeline_run):

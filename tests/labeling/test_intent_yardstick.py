@@ -11,6 +11,7 @@ import pytest
 from workbank_dagster.labeling.validation import (
     covered_occupations,
     intent_halves,
+    occupations_with_coverage,
     read_intent,
     read_reference_split,
     score_against_intent,
@@ -87,6 +88,11 @@ def test_covered_counts_distinct_prompts_per_task_against_the_threshold():
     assert covered_occupations(labels, owner, 3) == {"A"}
     assert covered_occupations(labels, owner, 1) == {"A", "B"}
     assert covered_occupations(labels, owner, 4) == set()
+    # The validation step counts per benchmark file and sums (it does not read every label): the same sets.
+    per_file = labels.drop_duplicates(["benchmark", "prompt_id", "task_id"]).groupby(["benchmark", "task_id"]).size().rename("n_prompts").reset_index()
+    for threshold in (1, 2, 3, 4):
+        assert occupations_with_coverage(per_file, owner, threshold) == covered_occupations(labels, owner, threshold)
+    assert occupations_with_coverage(per_file, owner, 3) == {"A"}  # 2 prompts of x and 1 of y: summed over the files
 
 
 def test_a_record_without_its_primary_is_refused_by_line(tmp_path: Path):

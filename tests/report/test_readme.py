@@ -188,3 +188,29 @@ def test_labels_per_prompt_name_their_denominator():
     table = readme.headline_table(Run())
     assert "| labels (per labeled prompt; per prompt, all prompts) | 12 (2.40; 1.20) |" in table
     assert "(per prompt) |" not in table
+
+
+def _growth_run(seconds: float, **phases) -> dict:
+    phases = {"dbt": 0.0, "analysis": 0.0, "report": 0.0, "catalogs": 0.0, "other_steps": 0.0, **phases}
+    return {"seconds": seconds, "peak_rss_mb": 900, "load_average": [2.5, 2.0, 1.5], "phases": phases, "steps": {}}
+
+
+def _growth(prompts: int, add: float, full: float = 100.0, peak: int = 900) -> dict:
+    runs = {"full": [_growth_run(full, dbt=60.0)], "add_one": [_growth_run(add, dbt=10.0, analysis=5.0, report=3.0)] * 3,
+            "change_one": [_growth_run(add)] * 3, "remove_one": [_growth_run(add)] * 3}
+    return {"prompts": prompts, "benchmarks": prompts // 1000, "full_s": full, "add_one_s": add, "change_one_s": add, "remove_one_s": add,
+            "peak_rss_mb": peak, "warehouse_mb": 50, "corpus_written_s": 3.0, "runs": runs,
+            "phases": {name: values[0]["phases"] for name, values in runs.items()}}
+
+
+def test_the_warehouse_growth_is_judged_against_its_bars_from_the_figures():
+    stamp = {"warehouse_growth": {"commit": "abc", "date": "d", "machine": {"cpu": "cpu", "cores": 2}}}
+    met = readme.warehouse_growth_text(_bench(warehouse_growth=[_growth(100_000, 30.0), _growth(1_000_000, 50.0)], measured=stamp))
+    assert "| 1,000,000 | 1,000 | 100 s | 50 s (50, 50, 50) |" in met and "load average 2.5 to 2.5" in met
+    assert "add one benchmark ≤ 60 s: met (50 s)" in met and "grows ×1.67 from 100,000 to 1,000,000 prompts (< 3: met)" in met
+    assert "adding one (50 s): dbt 10 s, analysis 5 s, report 3 s, catalogs and judge validation 0 s, the rest" in met
+    missed = readme.warehouse_growth_text(_bench(warehouse_growth=[_growth(100_000, 30.0), _growth(1_000_000, 95.0, full=1000.0, peak=5000)], measured=stamp))
+    assert "add one benchmark ≤ 60 s: not met (95 s)" in missed and "full rebuild ≤ 15 min: not met (16.7 min)" in missed
+    assert "peak RSS ≤ 4,096 MB: not met (5,000 MB)" in missed and "(< 3: not met)" in missed
+    row = readme.speed_table(_bench(warehouse_growth=[_growth(1_000_000, 95.0)], measured=stamp))
+    assert "at 1,000,000 synthetic prompts" in row and "not met" in row.split("synthetic prompts")[1].splitlines()[0]

@@ -35,7 +35,9 @@ WAREHOUSE_SCHEMAS = {"raw", "labeling", "staging", "intermediate", "marts", "ana
 NOT_TABLES = {"labeling/task_index", "labeling/occupation_prior"}  # an index in memory, a model file
 # The per-benchmark tables are files, one per benchmark (partition_files.py), not warehouse tables;
 # dbt copies them into staging, whose tables the snapshots hash.
-PARTITION_FILES = {"raw/benchmark_prompts", "raw/benchmark_results", "labeling/embedded_labels", "labeling/embedded_judgements"}
+PARTITION_FILES = {
+    "raw/benchmark_prompts", "raw/benchmark_results", "raw/benchmark_instructions", "labeling/embedded_labels", "labeling/embedded_judgements"
+}
 JOBS = ("all_assets", "user_audits")  # what `make run` launches
 
 

@@ -13,8 +13,9 @@ from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, TABLES, column_description
 from .comparison import threshold_ratios
-from .coverage import bootstrap_uncovered_share, prompts_per_task, sensitivity_table, summarise, task_counts
+from .coverage import BenchmarkCounts, bootstrap_uncovered_share, sensitivity_table, summarise
 from .history import HISTORY_CONTRACT, benchmark_contributions, enforce_contract, history_table
+from .near_duplicates import near_duplicate_counts
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
 from .telework import telework_split
@@ -153,35 +154,72 @@ def ratio_tables(tasks: pd.DataFrame, thresholds: tuple[int, ...], cluster_level
 LABEL_DEPS = [
     key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family"), key("marts", "dim_task_twins")
 ]
+LABELS = "marts.fct_prompt_task_labels_all_labelers"
+# What the coverage figures read of the labels: per-benchmark aggregates (analysis/coverage.py), and,
+# for the bootstrap, each of the active labeler's (prompt, task) pairs as integers, the prompt by its
+# position among every prompt ordered by benchmark then prompt_id. Ordered: the frames are the
+# step's fingerprint as well as its input.
+COUNTS_SQL = f"select labeler, benchmark, task_id, count(distinct prompt_id) as n_prompts from {LABELS} group by all order by all"
+TEXTS_SQL = f"select task_id, count(distinct prompt_hash) as n_texts from {LABELS} where labeler = ? group by all order by all"
+LABELED_SQL = f"select benchmark, count(distinct prompt_id) as n_prompts_labeled from {LABELS} where labeler = ? group by all order by all"
+SIZES_SQL = "select benchmark, count(distinct prompt_id) as n_prompts from marts.fct_benchmark_prompts group by all order by all"
+# The near-duplicate rows move or add labels by rank (analysis/near_duplicates.py): the active
+# labeler's labels, read only where O*NET has near-identical statements at all.
+ACTIVE_LABELS_SQL = f"select benchmark, prompt_id, task_id, rank from {LABELS} where labeler = ? order by all"
+TWINS_SQL = "select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id"
+PAIRS_SQL = f"""
+with prompts as (
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as prompt
+    from (select distinct benchmark, prompt_id from marts.fct_benchmark_prompts)
+)
+select distinct p.prompt, l.task_id
+from {LABELS} as l
+join prompts as p using (benchmark, prompt_id)
+where l.labeler = ?
+order by all
+"""
 
 
 @analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
 def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     settings = pipeline_settings.resolve()
+    active = settings.active_labeler
     with warehouse_db.connect() as con:
         tasks = _tasks(con)
         families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
-        labels = con.execute(
-            "select benchmark, prompt_id, task_id, rank, prompt_hash, labeler from marts.fct_prompt_task_labels_all_labelers order by labeler, benchmark, prompt_id, task_id"
-        ).df()
-        prompts = con.execute("select benchmark, prompt_id from marts.fct_benchmark_prompts order by benchmark, prompt_id").df()
-        twins = con.execute("select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id").df()
+        counts = con.execute(COUNTS_SQL).df()
+        texts = con.execute(TEXTS_SQL, [active]).df()
+        labeled = con.execute(LABELED_SQL, [active]).df()
+        sizes = con.execute(SIZES_SQL).df()
+        pairs = con.execute(PAIRS_SQL, [active]).df()
+        twins = con.execute(TWINS_SQL).df()
+        active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if len(twins) else None
     yield from computed_or_kept(
-        context, warehouse_db, sensitivity_tables, tasks, families, labels, prompts,
-        settings.active_labeler, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level, twins,
+        context, warehouse_db, sensitivity_tables, tasks, families, counts, texts, labeled, sizes, pairs,
+        active, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level, twins, active_labels,
         progress=reporter(context.log.info),
     )
 
 
 def sensitivity_tables(
-    tasks: pd.DataFrame, families: list[str], labels: pd.DataFrame, prompts: pd.DataFrame,
-    active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str, twins: pd.DataFrame | None = None, *, progress,
+    tasks: pd.DataFrame, families: list[str], counts: pd.DataFrame, texts: pd.DataFrame, labeled: pd.DataFrame, sizes: pd.DataFrame,
+    pairs: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
+    twins: pd.DataFrame | None = None, active_labels: pd.DataFrame | None = None, *, progress,
 ) -> dict[str, pd.DataFrame]:
-    by_labeler = {labeler: group for labeler, group in labels.groupby("labeler")}
-    table = sensitivity_table(by_labeler, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds, twins=twins)
-    active = by_labeler.get(active_labeler, labels.iloc[0:0])
-    point = summarise(prompts_per_task(active), tasks, threshold, families)["work_time_share_uncovered"]
-    boot = bootstrap_uncovered_share(active, prompts, tasks, threshold, replicates=200, progress=progress)
+    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate);
+    `texts`: task_id, n_texts and `labeled`: benchmark, n_prompts_labeled (the active labeler's);
+    `sizes`: benchmark, n_prompts (every prompt); `pairs`: prompt, task_id (coverage.bootstrap_uncovered_share);
+    `twins` and `active_labels` (benchmark, prompt_id, task_id, rank): the near-duplicate rows
+    (analysis/near_duplicates.py), left out when either is None."""
+    by_labeler = {labeler: BenchmarkCounts(group, tasks) for labeler, group in counts.groupby("labeler")}
+    texts_per_task = texts.set_index("task_id")["n_texts"]
+    near = near_duplicate_counts(active_labels, twins, tasks) if twins is not None and active_labels is not None else None
+    table = sensitivity_table(
+        by_labeler, texts_per_task, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds, near_duplicates=near
+    )
+    active = by_labeler.get(active_labeler) or BenchmarkCounts(counts.iloc[0:0], tasks)
+    point = summarise(active.total, tasks, threshold, families)["work_time_share_uncovered"]
+    boot = bootstrap_uncovered_share(pairs, sizes["n_prompts"].tolist(), tasks, threshold, replicates=200, progress=progress)
     interval = pd.DataFrame(
         [
             {
@@ -201,17 +239,16 @@ def sensitivity_tables(
         ]
     )
     ratios = judge_ratios(by_labeler, tasks, threshold, cluster_level)
-    contribution = benchmark_contributions(active, tasks, families, threshold)
+    contribution = benchmark_contributions(active, labeled.set_index("benchmark")["n_prompts_labeled"], tasks, families, threshold)
     return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios, "benchmark_contribution": contribution}
 
 
-def judge_ratios(by_labeler: dict[str, pd.DataFrame], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
+def judge_ratios(by_labeler: dict[str, BenchmarkCounts], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
     """The exposure and importance ratios with each judge's coverage: how far the headline's ratios
     depend on who labeled (label density flattens both towards 1, docs/method.md §3)."""
     rows = []
-    for labeler, labels in sorted(by_labeler.items()):
-        counts = task_counts(labels, tasks)
-        mine = tasks.assign(n_prompts=counts, covered=counts >= threshold)
+    for labeler, counts in sorted(by_labeler.items()):
+        mine = tasks.assign(n_prompts=counts.total, covered=counts.total >= threshold)
         exposure = coverage_logit(mine, cluster_level=cluster_level).ratio
         importance = importance_logit(mine, cluster_level=cluster_level).ratio
         rows.append(
@@ -276,27 +313,71 @@ SCORE_DEPS = [
 ]
 
 
+# The results and the labels of the prompts that have results, with every name as its position in
+# sorted order (benchmark, model, and a prompt by its benchmark and id): the scores come out of the
+# same rows in the same order as from the names, and take a fraction of the memory (strings were
+# most of it: 1.8 GB for 3.7 M results). Ordered: the frames are the step's fingerprint as well as its input.
+SCORED_NAMES_SQL = """
+create or replace temporary table scored_benchmarks as
+    select benchmark, row_number() over (order by benchmark) - 1 as code from (select distinct benchmark from marts.fct_benchmark_results);
+create or replace temporary table scored_models as
+    select model, row_number() over (order by model) - 1 as code from (select distinct model from marts.fct_benchmark_results);
+create or replace temporary table scored_prompts as
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as code
+    from (select distinct benchmark, prompt_id from marts.fct_benchmark_results);
+"""
+CODED_RESULTS_SQL = """
+select b.code as benchmark, m.code as model, p.code as prompt_id, r.score
+from marts.fct_benchmark_results as r
+join scored_benchmarks as b using (benchmark) join scored_models as m using (model) join scored_prompts as p using (benchmark, prompt_id)
+order by 1, 2, 3
+"""
+CODED_LABELS_SQL = """
+select b.code as benchmark, p.code as prompt_id, l.task_id, l.rank, l.score
+from marts.fct_prompt_task_labels as l
+join scored_benchmarks as b using (benchmark) join scored_prompts as p using (benchmark, prompt_id)
+order by 1, 2, 3
+"""
+CODED_JUDGEMENTS_SQL = """
+select b.code as benchmark, p.code as prompt_id, j.status, j.confidence
+from marts.fct_prompt_judgements as j
+join scored_benchmarks as b using (benchmark) join scored_prompts as p using (benchmark, prompt_id)
+where j.labeler = ?
+order by 1, 2
+"""
+
+
 @analysis_step("model_scores", ["occupation_model_scores", "model_score_differences"], SCORE_DEPS)
 def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     with warehouse_db.connect() as con:
-        # Ordered: the frames are the step's fingerprint as well as its input.
-        results = con.execute("select benchmark, model, prompt_id, score from marts.fct_benchmark_results order by benchmark, model, prompt_id").df()
-        labels = con.execute("select benchmark, prompt_id, task_id, rank, score from marts.fct_prompt_task_labels order by benchmark, prompt_id, task_id").df()
+        con.execute(SCORED_NAMES_SQL)
+        benchmarks = [row[0] for row in con.execute("select benchmark from scored_benchmarks order by code").fetchall()]
+        models = [row[0] for row in con.execute("select model from scored_models order by code").fetchall()]
+        results = con.execute(CODED_RESULTS_SQL).df()
+        labels = con.execute(CODED_LABELS_SQL).df()
         tasks = con.execute("select task_id, onet_soc_code from marts.dim_task order by task_id").df()
         titles = con.execute("select onet_soc_code, title from marts.dim_occupation order by onet_soc_code").df()
         labeler = pipeline_settings.resolve().active_labeler
-        judgements = con.execute(
-            "select benchmark, prompt_id, status, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id", [labeler]
-        ).df()
+        judgements = con.execute(CODED_JUDGEMENTS_SQL, [labeler]).df()
         bars = judge_bars(con, labeler)
-    yield from computed_or_kept(context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task, judgements, bars)
+    yield from computed_or_kept(
+        context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task, judgements, bars, benchmarks, models
+    )
 
 
 def score_tables(
-    results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int, judgements: pd.DataFrame, bars
+    results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int, judgements: pd.DataFrame, bars,
+    benchmarks: list[str] | None = None, models: list[str] | None = None,
 ) -> dict[str, pd.DataFrame]:
+    """The O*NET-weighted scores, with each cell's prompts whose labels the judge marks as weak
+    (uncertainty.weak_prompts; `bars` None: not known). With `benchmarks` and `models`, `results`,
+    `labels` and `judgements` name each by its position in those lists (and a prompt by any code
+    unique to it), and the tables name them back."""
     weak = weak_prompts(judgements, labels, bars) if bars is not None else None
     scores = occupation_model_scores(results, labels, tasks, k=k, weak=weak)
+    if benchmarks is not None and models is not None and len(scores):
+        scores["benchmark"] = pd.Series(benchmarks, dtype=object).take(scores["benchmark"].to_numpy()).to_numpy()
+        scores["model"] = pd.Series(models, dtype=object).take(scores["model"].to_numpy()).to_numpy()
     return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
 
 

@@ -3,15 +3,22 @@
 `labels`: benchmark, prompt_id, task_id, prompt_hash (one labeler). `tasks`: task_id,
 onet_soc_code, family_code, hours (NaN where the occupation has no employment). Families are the
 22 civilian SOC major groups.
+
+The figures over every benchmark, and each benchmark left out, are made from one labeler's
+per-benchmark aggregate, `BenchmarkCounts` (distinct prompts per benchmark and task), not from its
+labels: a prompt belongs to one benchmark, so a task's prompts over all benchmarks are the sum of
+its prompts in each, and without one benchmark that sum less its row. The analysis step reads the
+aggregate from the warehouse (analysis/assets.py); `BenchmarkCounts.from_labels` makes the same from
+labels. The bootstrap resamples prompts, so it reads each labeled (prompt, task) pair, as integers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 from scipy import sparse
-
-from .near_duplicates import MODES, labels_with_twins
 
 SUMMARY_COLUMNS = ["n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation", "work_time_share_uncovered"]
 
@@ -34,59 +41,125 @@ def task_counts(labels: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
     return aligned_to_tasks(prompts_per_task(labels), tasks)
 
 
+def task_positions(task_ids, tasks: pd.DataFrame) -> np.ndarray:
+    """The row of `tasks` of each task id (-1 for a task id `tasks` does not have)."""
+    index = pd.Index(tasks["task_id"].astype(int))
+    return index.get_indexer(pd.Index(np.asarray(task_ids, dtype=np.int64)))
+
+
+class BenchmarkCounts:
+    """One labeler's distinct prompts per benchmark and task, as a benchmarks x tasks matrix whose
+    columns are the rows of `tasks` (a task `tasks` lacks is left out): the coverage over every
+    benchmark (`total`) and without any one of them (`without`).
+
+    `counts`: benchmark, task_id, n_prompts (the prompts of the benchmark labeled with the task)."""
+
+    def __init__(self, counts: pd.DataFrame, tasks: pd.DataFrame):
+        self.benchmarks: list[str] = sorted(set(counts["benchmark"]))
+        position = task_positions(counts["task_id"], tasks)
+        known = position >= 0
+        rows = pd.Categorical(counts["benchmark"], categories=self.benchmarks).codes[known]
+        self.matrix = sparse.csr_matrix(
+            (counts["n_prompts"].to_numpy(dtype=float)[known], (rows, position[known])), shape=(len(self.benchmarks), len(tasks))
+        )
+        self.total: np.ndarray = np.asarray(self.matrix.sum(axis=0), dtype=float).ravel()
+        self._row = {benchmark: i for i, benchmark in enumerate(self.benchmarks)}
+
+    @classmethod
+    def from_labels(cls, labels: pd.DataFrame, tasks: pd.DataFrame) -> BenchmarkCounts:
+        """The same from one labeler's labels (benchmark, prompt_id, task_id)."""
+        counts = labels.groupby(["benchmark", labels["task_id"].astype(int)])["prompt_id"].nunique().rename("n_prompts").reset_index()
+        return cls(counts, tasks)
+
+    def without(self, benchmark: str) -> np.ndarray:
+        """Distinct prompts per task (aligned to `tasks`) over every benchmark but this one."""
+        return self.total - self.matrix[self._row[benchmark]].toarray().ravel()
+
+
 def summarise(n_prompts: pd.Series | np.ndarray, tasks: pd.DataFrame, threshold: int, families: list[str]) -> dict:
     """The headline coverage numbers for given per-task prompt counts (aligned to `tasks` if an array)."""
-    counts = aligned_to_tasks(n_prompts, tasks) if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)
-    covered = counts >= threshold
-    by_occupation = pd.Series(covered).groupby(tasks["onet_soc_code"].to_numpy()).any()
-    families_with = set(tasks.loc[covered, "family_code"])
-    hours = tasks["hours"].to_numpy(dtype=float)
-    has_hours = ~np.isnan(hours)
-    total = hours[has_hours].sum()
-    uncovered = hours[has_hours & ~covered].sum()
-    return {
-        "n_tasks_covered": int(covered.sum()),
-        "n_occupations_with_covered_task": int(by_occupation.sum()),
-        "n_families_without_covered_occupation": int(sum(1 for f in families if f not in families_with)),
-        "work_time_share_uncovered": float(uncovered / total) if total else None,
-    }
+    return Summary(tasks, families)(n_prompts, threshold)
+
+
+class Summary:
+    """`summarise` for one `tasks` and `families`, their groups coded once: the sensitivity table
+    and each benchmark's contribution summarise every benchmark left out (a thousand times, at a
+    thousand benchmarks)."""
+
+    def __init__(self, tasks: pd.DataFrame, families: list[str]):
+        self.tasks = tasks
+        self.families = list(families)
+        self.occupation, _ = pd.factorize(tasks["onet_soc_code"])  # -1: no occupation (left out, as groupby does)
+        distinct = list(dict.fromkeys(self.families))
+        self.n_distinct_families = len(distinct)
+        self.family = pd.Categorical(tasks["family_code"], categories=distinct).codes
+        self.family_of = np.array([distinct.index(f) for f in self.families], dtype=np.int64)  # each of `families`, duplicates too
+        self.hours = tasks["hours"].to_numpy(dtype=float)
+        self.has_hours = ~np.isnan(self.hours)
+        self.total = self.hours[self.has_hours].sum()
+
+    def __call__(self, n_prompts: pd.Series | np.ndarray, threshold: int) -> dict:
+        counts = aligned_to_tasks(n_prompts, self.tasks) if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)
+        covered = counts >= threshold
+        occupations_with = np.unique(self.occupation[covered & (self.occupation >= 0)])
+        with_family = np.zeros(self.n_distinct_families, dtype=bool)
+        with_family[self.family[covered & (self.family >= 0)]] = True
+        uncovered = self.hours[self.has_hours & ~covered].sum()
+        return {
+            "n_tasks_covered": int(covered.sum()),
+            "n_occupations_with_covered_task": int(len(occupations_with)),
+            "n_families_without_covered_occupation": int((~with_family[self.family_of]).sum()),
+            "work_time_share_uncovered": float(uncovered / self.total) if self.total else None,
+        }
 
 
 def sensitivity_table(
-    labels_by_labeler: dict[str, pd.DataFrame],
+    counts_by_labeler: dict[str, BenchmarkCounts],
+    texts_per_task: pd.Series,
     tasks: pd.DataFrame,
     families: list[str],
     *,
     active_labeler: str,
     threshold: int,
     thresholds: tuple[int, ...] = (1, 3, 5, 10),
-    twins: pd.DataFrame | None = None,
+    near_duplicates: dict[str, pd.Series] | None = None,
 ) -> pd.DataFrame:
-    """variant, threshold, labeler, and the four summary numbers, for every variant of docs/method.md §4,
-    and, given `twins` (near-identical statements, analysis/near_duplicates.py), the active labels
-    counted each way of counting a label on one of them (`near_duplicates:<mode>`)."""
+    """variant, threshold, labeler, and the four summary numbers, for every variant of docs/method.md §4:
+    from each labeler's per-benchmark counts, and the active labeler's distinct prompt texts per task
+    (`texts_per_task`: task_id -> n, the duplicate-texts variant; a text may be in several benchmarks);
+    given `near_duplicates` (mode -> the active labeler's prompts per task counted that way,
+    analysis/near_duplicates.py), a row `near_duplicates:<mode>` for each."""
     rows = []
-    active = labels_by_labeler.get(active_labeler, pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank", "prompt_hash"]))
-    base_counts = prompts_per_task(active)
+    summary = Summary(tasks, families)
+    active = counts_by_labeler.get(active_labeler) or BenchmarkCounts(pd.DataFrame(columns=["benchmark", "task_id", "n_prompts"]), tasks)
     for t in sorted(set(thresholds) | {threshold}):
-        rows.append({"variant": "threshold", "threshold": t, "labeler": active_labeler, **summarise(base_counts, tasks, t, families)})
-    if twins is not None:
-        owner = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
-        for mode in MODES:
-            counted = labels_with_twins(active, twins, mode, owner)
-            rows.append({"variant": f"near_duplicates:{mode}", "threshold": threshold, "labeler": active_labeler, **summarise(prompts_per_task(counted), tasks, threshold, families)})
-    for labeler, labels in sorted(labels_by_labeler.items()):
-        rows.append({"variant": "judge", "threshold": threshold, "labeler": labeler, **summarise(prompts_per_task(labels), tasks, threshold, families)})
-    rows.append({"variant": "duplicate_texts_once", "threshold": threshold, "labeler": active_labeler, **summarise(prompts_per_task(active, dedupe_texts=True), tasks, threshold, families)})
-    for benchmark in sorted(active["benchmark"].unique()) if len(active) else []:
-        rest = active[active["benchmark"] != benchmark]
-        rows.append({"variant": f"without:{benchmark}", "threshold": threshold, "labeler": active_labeler, **summarise(prompts_per_task(rest), tasks, threshold, families)})
+        rows.append({"variant": "threshold", "threshold": t, "labeler": active_labeler, **summary(active.total, t)})
+    for mode, per_task in (near_duplicates or {}).items():
+        rows.append({"variant": f"near_duplicates:{mode}", "threshold": threshold, "labeler": active_labeler, **summary(per_task, threshold)})
+    for labeler, counts in sorted(counts_by_labeler.items()):
+        rows.append({"variant": "judge", "threshold": threshold, "labeler": labeler, **summary(counts.total, threshold)})
+    rows.append({"variant": "duplicate_texts_once", "threshold": threshold, "labeler": active_labeler, **summary(texts_per_task, threshold)})
+    for benchmark in active.benchmarks:
+        rows.append({"variant": f"without:{benchmark}", "threshold": threshold, "labeler": active_labeler, **summary(active.without(benchmark), threshold)})
     return pd.DataFrame(rows, columns=["variant", "threshold", "labeler", *SUMMARY_COLUMNS])
 
 
+def prompt_task_pairs(labels: pd.DataFrame, prompts: pd.DataFrame) -> tuple[pd.DataFrame, list[int]]:
+    """What the bootstrap reads, from labels and prompts frames: each labeled (prompt, task) pair,
+    the prompt as its position among every prompt ordered by benchmark then prompt_id (a label of a
+    prompt `prompts` lacks is left out), and the number of prompts of each benchmark in that order.
+    The analysis step reads the same from the warehouse."""
+    prompts = prompts[["benchmark", "prompt_id"]].drop_duplicates().sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
+    position = pd.Series(np.arange(len(prompts)), index=pd.MultiIndex.from_frame(prompts))
+    at = position.reindex(pd.MultiIndex.from_frame(labels[["benchmark", "prompt_id"]])).to_numpy()
+    known = ~np.isnan(at)
+    pairs = pd.DataFrame({"prompt": at[known].astype(np.int64), "task_id": labels["task_id"].to_numpy()[known].astype(np.int64)})
+    return pairs, prompts.groupby("benchmark", sort=True).size().tolist()
+
+
 def bootstrap_uncovered_share(
-    labels: pd.DataFrame,
-    prompts: pd.DataFrame,
+    pairs: pd.DataFrame,
+    benchmark_sizes: Sequence[int],
     tasks: pd.DataFrame,
     threshold: int,
     *,
@@ -96,26 +169,24 @@ def bootstrap_uncovered_share(
 ) -> dict:
     """Bootstrap of the uncovered work-time share, resampling prompts within benchmarks.
 
-    `prompts`: benchmark, prompt_id (every prompt, labeled or not: an unlabeled prompt drawn counts
-    for nothing, as in the data). A prompt drawn k times counts k times toward n_prompts. The
-    intervals are those of `bootstrap_intervals`; which one is reported, and why it is called a
-    spread and not a confidence interval, is said there.
+    `pairs`: prompt, task_id, each labeled pair (`prompt_task_pairs`: the prompt's position among
+    every prompt, labeled or not, benchmarks in order); `benchmark_sizes`: the prompts of each
+    benchmark in that order (an unlabeled prompt drawn counts for nothing, as in the data). A prompt
+    drawn k times counts k times toward n_prompts. The intervals are those of `bootstrap_intervals`;
+    which one is reported, and why it is called a spread and not a confidence interval, is said there.
     """
     # The draws index prompts by position: a fixed order makes the interval a function of the data,
     # not of the order a table happens to return its rows in (a refreshed partition comes last).
-    prompts = prompts[["benchmark", "prompt_id"]].drop_duplicates().sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)
     tasks = tasks.sort_values("task_id").reset_index(drop=True)
-    prompt_index = {key: i for i, key in enumerate(zip(prompts["benchmark"], prompts["prompt_id"]))}
-    task_index = {int(t): j for j, t in enumerate(tasks["task_id"])}
-    rows, cols = [], []
-    for b, p, t in zip(labels["benchmark"], labels["prompt_id"], labels["task_id"]):
-        i, j = prompt_index.get((b, p)), task_index.get(int(t))
-        if i is not None and j is not None:
-            rows.append(i)
-            cols.append(j)
-    incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(prompts), len(tasks)))
+    n_prompts = int(sum(benchmark_sizes))
+    column = task_positions(pairs["task_id"], tasks)
+    known = column >= 0
+    incidence = sparse.csr_matrix(
+        (np.ones(int(known.sum())), (pairs["prompt"].to_numpy()[known], column[known])), shape=(n_prompts, len(tasks))
+    )
     incidence.data[:] = 1.0  # a prompt-task pair counts once
-    groups = [np.where(prompts["benchmark"].to_numpy() == b)[0] for b in prompts["benchmark"].unique()]
+    starts = np.concatenate([[0], np.cumsum(benchmark_sizes)[:-1]]).astype(np.int64)
+    groups = [np.arange(start, start + size) for start, size in zip(starts, benchmark_sizes)]
     return bootstrap_share(incidence, tasks["hours"].to_numpy(dtype=float), groups, threshold, replicates=replicates,
                            rng=np.random.default_rng(seed), progress=progress)
 
@@ -134,9 +205,10 @@ def bootstrap_share(incidence, hours: np.ndarray, groups: list[np.ndarray], thre
     shares = np.empty(replicates)
     meter = progress("bootstrap of the uncovered work-time share", replicates, "replicates") if progress is not None else None
     for r in range(replicates):
-        weights = np.zeros(n_prompts)
-        for members in groups:
-            weights += np.bincount(rng.choice(members, size=len(members), replace=True), minlength=n_prompts)
+        # The draws of every benchmark, counted once (a count per benchmark was n_prompts long each);
+        # `members[rng.integers(0, n, n)]` is what `rng.choice(members, n)` draws, without its checks.
+        drawn = [members[rng.integers(0, len(members), size=len(members))] for members in groups]
+        weights = np.bincount(np.concatenate(drawn) if drawn else np.zeros(0, np.int64), minlength=n_prompts).astype(float)
         shares[r] = uncovered_share(incidence.T @ weights, hours, threshold)
         if meter is not None:
             meter.update(1)

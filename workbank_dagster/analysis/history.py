@@ -10,7 +10,8 @@ Pure functions over plain records; the assets (analysis/assets.py) read the reco
   moved the map at all (`moved`: the report draws those, so a run that changed nothing leaves the
   page as it was).
 - `benchmark_contributions`: per benchmark, the tasks and occupations covered only because of it
-  (covered with every benchmark, not without it) and the uncovered share with it and without it.
+  (covered with every benchmark, not without it) and the uncovered share with it and without it,
+  from the labeler's per-benchmark counts.
 
 The history table has a contract (`HISTORY_CONTRACT`): its columns and their types, checked before
 it is written (`enforce_contract`).
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .coverage import summarise, task_counts
+from .coverage import BenchmarkCounts, Summary
 
 HISTORY_CONTRACT = {
     "refresh": "Int64",
@@ -134,26 +135,27 @@ def history_table(records: list[dict]) -> pd.DataFrame:
     return frame.astype({c: t for c, t in HISTORY_CONTRACT.items() if c != "materialized_at"})
 
 
-def benchmark_contributions(labels: pd.DataFrame, tasks: pd.DataFrame, families: list[str], threshold: int) -> pd.DataFrame:
-    """Per benchmark of `labels` (one labeler: benchmark, prompt_id, task_id), what the coverage
-    would lose without it: the tasks covered only with it, the occupations with a covered task only
-    with it, and the uncovered share of work time with every benchmark and without it."""
+def benchmark_contributions(counts: BenchmarkCounts, labeled: pd.Series, tasks: pd.DataFrame, families: list[str], threshold: int) -> pd.DataFrame:
+    """Per benchmark of one labeler's per-benchmark counts (coverage.BenchmarkCounts), what the
+    coverage would lose without it: the tasks covered only with it, the occupations with a covered
+    task only with it, and the uncovered share of work time with every benchmark and without it.
+    `labeled`: benchmark -> its prompts with a label."""
     rows = []
-    if len(labels):
-        counts = task_counts(labels, tasks)
-        covered = counts >= threshold
+    if counts.benchmarks:
+        covered = counts.total >= threshold
         occupation = tasks["onet_soc_code"].to_numpy()
-        with_all = summarise(counts, tasks, threshold, families)
+        summary = Summary(tasks, families)
+        with_all = summary(counts.total, threshold)
         occupations_with = set(occupation[covered])
-        for benchmark in sorted(labels["benchmark"].unique()):
-            rest = task_counts(labels[labels["benchmark"] != benchmark], tasks)
+        for benchmark in counts.benchmarks:
+            rest = counts.without(benchmark)
             covered_without = rest >= threshold
-            without = summarise(rest, tasks, threshold, families)
+            without = summary(rest, threshold)
             share, share_without = with_all["work_time_share_uncovered"], without["work_time_share_uncovered"]
             rows.append(
                 {
                     "benchmark": benchmark,
-                    "n_prompts_labeled": int(labels.loc[labels["benchmark"] == benchmark, "prompt_id"].nunique()),
+                    "n_prompts_labeled": int(labeled.get(benchmark, 0)),
                     "n_tasks_covered_only_with_it": int((covered & ~covered_without).sum()),
                     "n_occupations_covered_only_with_it": len(occupations_with - set(occupation[covered_without])),
                     "work_time_share_uncovered": share,

@@ -54,3 +54,16 @@ def labels_with_twins(labels: pd.DataFrame, twins: pd.DataFrame, mode: str, task
         out = out.drop(columns="twin_task_id")[frame.columns]
     out = out.sort_values([*keys, "rank", "task_id"]).drop_duplicates([*keys, "task_id"]).reset_index(drop=True)
     return out.astype({"task_id": labels["task_id"].dtype})
+
+
+def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.DataFrame) -> dict[str, pd.Series]:
+    """Per mode, distinct prompts per task (task_id -> n) of one labeler's `labels` (benchmark,
+    prompt_id, task_id, rank) counted that way: the rows `near_duplicates:<mode>` of the
+    sensitivity table. `tasks`: task_id, onet_soc_code."""
+    owner = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
+    out = {}
+    for mode in MODES:
+        counted = labels_with_twins(labels, twins, mode, owner)
+        key = counted["benchmark"].astype(str) + "\x1f" + counted["prompt_id"].astype(str)
+        out[mode] = key.groupby(counted["task_id"].astype(int)).nunique() if len(counted) else pd.Series(dtype="int64")
+    return out

@@ -37,6 +37,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 # TheAgentCompany role categories → SOC major groups (two-digit) a person in that role works in.
@@ -141,6 +142,15 @@ def covered_occupations(labels: pd.DataFrame, task_occupation: dict[int, str], t
     return {task_occupation[int(t)] for t, n in counts.items() if n >= threshold and int(t) in task_occupation}
 
 
+def occupations_with_coverage(per_task: pd.DataFrame, task_occupation: dict[int, str], threshold: int) -> set[str]:
+    """covered_occupations from counts: `per_task` task_id, n_prompts (rows of one task are summed:
+    counts made per benchmark file)."""
+    if per_task.empty:
+        return set()
+    counts = per_task.groupby(per_task["task_id"].astype(int))["n_prompts"].sum()
+    return {task_occupation[int(t)] for t, n in counts.items() if n >= threshold and int(t) in task_occupation}
+
+
 def score_against_intent(labels: pd.DataFrame, task_occupation: dict[int, str], intent: pd.DataFrame, covered: set[str], split: dict[str, str]) -> list[dict]:
     """Per benchmark of the intent yardstick that has labels, and the mean over benchmarks of each half
     and of all: top-1 plausible and any plausible (shares of the benchmark's labeled prompts; a
@@ -229,7 +239,8 @@ def title_matcher(occupations: pd.DataFrame, crosswalk: pd.DataFrame):
 
 def _ranked_tasks(labels: pd.DataFrame, keys: set[tuple[str, str]]) -> dict[tuple[str, str], list[int]]:
     """(benchmark, prompt_id) → task ids in rank order, for the prompts in `keys` only (one sort)."""
-    wanted = labels[[key in keys for key in zip(labels["benchmark"], labels["prompt_id"])]]
+    # A boolean array, not a list: an empty list would select no columns of a frame with no rows.
+    wanted = labels[np.fromiter((key in keys for key in zip(labels["benchmark"], labels["prompt_id"])), dtype=bool, count=len(labels))]
     wanted = wanted.sort_values(["benchmark", "prompt_id", "rank"], kind="stable")
     out: dict[tuple[str, str], list[int]] = {}
     for benchmark, prompt_id, task_id in zip(wanted["benchmark"], wanted["prompt_id"], wanted["task_id"].astype(int)):

@@ -13,9 +13,9 @@ from .assets import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .catalog import CATALOG_TABLE
 from .validation import (
     REFERENCE_LEVELS,
-    covered_occupations,
     dev_gold,
     dev_outcomes,
+    occupations_with_coverage,
     read_intent,
     read_reference,
     read_reference_split,
@@ -68,6 +68,13 @@ def validation_rows(labeler: str, dev: list[dict], references: dict[str, dict], 
     return rows
 
 
+def _rows(files, table_of, sql: str, partitions: list[str] | None = None) -> pd.DataFrame | None:
+    """`sql` over every judge's table (`table_of(judge)`) of these partitions (every partition: None),
+    the judges' rows together; None when no judge has a file."""
+    found = [frame for frame in (files.query(table_of(judge), sql, partitions) for judge in JUDGES) if frame is not None]
+    return pd.concat(found, ignore_index=True) if found else None
+
+
 @dg.asset(
     key=[LABELING_SCHEMA, VALIDATION_TABLE],
     deps=[
@@ -90,19 +97,6 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         occupations = con.execute("SELECT onet_soc_code, title FROM raw.onet_occupations").df()
         crosswalk = con.execute("SELECT onet_soc_code, oews_title FROM raw.onet_oews_crosswalk").df()
         dwas = warehouse.query_if_exists(con, "raw", "onet_task_dwas", "SELECT DISTINCT task_id, dwa_id FROM {table}")
-    files = settings.partition_files  # every judge's labels, one file per benchmark (partition_files.py)
-    labels = [files.query(labels_table(j), "SELECT * FROM {table}") for j in JUDGES]
-    judgements = [files.query(judgements_table(j), "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'") for j in JUDGES]
-    labels = pd.concat([f for f in labels if f is not None], ignore_index=True) if any(f is not None for f in labels) else None
-    abstained = pd.concat([f for f in judgements if f is not None], ignore_index=True) if any(f is not None for f in judgements) else None
-    occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
-    task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
-    same_statement = statement_groups(tasks)
-    task_dwas = None
-    if dwas is not None:
-        task_dwas = {}
-        for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
-            task_dwas.setdefault(int(task_id), set()).add(dwa_id)
     labels_dev = settings.labels_dev_dir
     if labels_dev is None:
         context.log.info("labels_dev skipped: the optional yardstick stays outside the repository, and neither the source folder "
@@ -117,24 +111,51 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         context.log.info(f"benchmarks/labels_dev/{INTENT_FILE} not found beside the sources: the benchmark-intent yardstick "
                          "(optional, kept outside the repository) is skipped")
     intent_split = read_reference_split(INTENT_SPLIT)
+    # Every judge's labels, one file per benchmark (partition_files.py): the rows of the benchmarks
+    # the yardsticks name, and of every benchmark only which labeler labeled (or abstained on) it,
+    # and, for the intent yardstick's "primary covered", its prompts per task (summed over the files:
+    # a prompt is in one benchmark's file).
+    files = settings.partition_files
+    scored = sorted(
+        set(gold["benchmark"]) | (set(reference["benchmark"]) if reference is not None else set()) | (set(intent["benchmark"]) if intent is not None else set())
+    )
+    labels = _rows(files, labels_table, "SELECT * FROM {table}", scored)
+    abstained = _rows(files, judgements_table, "SELECT benchmark, prompt_id, labeler FROM {table} WHERE status = 'abstained'", scored)
+    labeled_at_all = _rows(files, labels_table, "SELECT DISTINCT labeler, benchmark FROM {table}")
+    abstained_at_all = _rows(files, judgements_table, "SELECT DISTINCT labeler, benchmark FROM {table} WHERE status = 'abstained'")
+    per_task = (
+        _rows(files, labels_table, "SELECT labeler, task_id, count(DISTINCT (benchmark, prompt_id)) AS n_prompts FROM {table} GROUP BY ALL")
+        if intent is not None
+        else None
+    )
+    occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
+    task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
+    same_statement = statement_groups(tasks)
+    task_dwas = None
+    if dwas is not None:
+        task_dwas = {}
+        for task_id, dwa_id in zip(dwas["task_id"].astype(int), dwas["dwa_id"]):
+            task_dwas.setdefault(int(task_id), set()).add(dwa_id)
     rows, prompts, summary = [], [], {}
-    for labeler, group in (labels.groupby("labeler") if labels is not None else []):
-        judged = set(zip(group["benchmark"], group["prompt_id"]))
+    for labeler in (sorted(set(labeled_at_all["labeler"])) if labeled_at_all is not None else []):
+        group = labels[labels["labeler"] == labeler] if labels is not None else pd.DataFrame(columns=["benchmark", "prompt_id", "task_id", "rank"])
         mine = abstained[abstained["labeler"] == labeler] if abstained is not None else pd.DataFrame(columns=["benchmark", "prompt_id"])
         skipped = set(zip(mine["benchmark"], mine["prompt_id"]))
         dev = score_against_dev(group, task_occupation, gold, skipped)
-        # Score the reference set only on benchmarks this labeler has labeled at all, per half.
+        # Score the reference set only on benchmarks this labeler has labeled (or abstained on) at all, per half.
         refs = {}
         if reference is not None:
-            mine_ref = reference[reference["benchmark"].isin({b for b, _ in judged | skipped})]
+            seen = {b for frame in (labeled_at_all, abstained_at_all) if frame is not None for b in frame.loc[frame["labeler"] == labeler, "benchmark"]}
+            mine_ref = reference[reference["benchmark"].isin(seen)]
             for subset, subset_rows in reference_subsets(mine_ref, reference_split, REFERENCE_SPLIT).items():
                 if len(subset_rows):
                     refs[subset] = score_against_reference(
                         group, task_occupation, subset_rows, same_statement=same_statement, task_dwas=task_dwas, abstained=skipped
                     )
         intent_figures = (
-            score_against_intent(group, task_occupation, intent, covered_occupations(group, task_occupation, settings.coverage_threshold), intent_split)
-            if intent is not None
+            score_against_intent(group, task_occupation, intent, occupations_with_coverage(per_task[per_task["labeler"] == labeler], task_occupation,
+                                                                                        settings.coverage_threshold), intent_split)
+            if intent is not None and per_task is not None
             else []
         )
         rows.extend(validation_rows(labeler, dev, refs, intent_figures))

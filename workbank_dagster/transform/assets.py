@@ -1,5 +1,11 @@
 """Every dbt model an asset, every dbt test an asset check, built by one `dbt build` per run, or
-kept when nothing dbt reads has changed since the models were last built."""
+kept when nothing dbt reads has changed since the models were last built.
+
+The models over per-benchmark tables are incremental by benchmark (dbt_project/macros/by_benchmark.sql):
+a build rewrites the benchmarks whose files changed. What they cannot see is a change of the project
+itself (a model, macro, test or var), so a build whose project differs from the one any selected
+model was last built by is a full refresh (`dbt build --full-refresh`); so is a run asked for one
+(config `full_refresh`, `cli run --full-refresh`)."""
 
 
 import graphlib
@@ -9,6 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 from dagster_dbt import DbtCliResource, dbt_assets
+from pydantic import Field
 
 from .. import warehouse
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
@@ -49,8 +56,21 @@ def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
         )
 
 
+# Where each model's materialization records the dbt project it was built by (`dbt_project_key`).
+PROJECT_METADATA = "dbt_project_sha256"
+
+
+class DbtBuildConfig(dg.Config):
+    full_refresh: bool = Field(
+        default=False,
+        description="Rebuild every model from all the partition files (`dbt build --full-refresh`) instead of the benchmarks whose files changed.",
+    )
+
+
 @dbt_assets(manifest=dbt_project.manifest_path, project=dbt_project, dagster_dbt_translator=translator, pool="warehouse", name="dbt_models")
-def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+def dbt_models(
+    context: dg.AssetExecutionContext, config: DbtBuildConfig, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings
+):
     settings = pipeline_settings.resolve()
     check_active_labeler(settings.partition_files, settings.active_labeler)
     manifest = json.loads(dbt_project.manifest_path.read_text())
@@ -58,17 +78,23 @@ def dbt_models(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse
         for schema, name, kind in drop_orphaned_relations(con, manifest):
             context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
         key = dbt_inputs_key(con, manifest, settings)
-    kept = models_built_from(context, warehouse_db, key)
+    project = dbt_project_key(settings)
+    kept = None if config.full_refresh else models_built_from(context, warehouse_db, key)
     if kept is not None:
         context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
         for asset_key, metadata in kept.items():
             output = context.assets_def.get_output_name_for_asset_key(asset_key)
             yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
         return
+    recorded = {asset_key: last_fingerprint(context.instance, asset_key)[1].get(PROJECT_METADATA) for asset_key in context.selected_asset_keys}
+    full_refresh = config.full_refresh or needs_full_refresh([getattr(value, "value", None) for value in recorded.values()], project)
+    if full_refresh:
+        context.log.info("full refresh: every model rebuilt from all the partition files" + ("" if config.full_refresh else
+                         " (a selected model was last built by another dbt project, its models, macros, tests or vars, or never)"))
     with point_dbt_at(settings, warehouse_db.path):  # dbt's process starts, with the path, inside the block
-        invocation = dbt.cli(dbt_build_args(settings), context=context)
+        invocation = dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context)
     try:
-        yield from with_warehouse_metadata(invocation, warehouse_db, key)
+        yield from with_warehouse_metadata(invocation, warehouse_db, key, project)
     finally:
         for path in prune_build_dirs(Path(invocation.target_path)):
             context.log.debug(f"removed the old dbt target folder {path}")
@@ -113,6 +139,21 @@ def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
     return fingerprint(modules=[__name__], inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 
+def dbt_project_key(settings: Settings) -> str:
+    """What the models are built by, not from: the dbt project's files (models, macros, tests, its
+    settings), the pipeline's --vars and the dbt-core version. The incremental models see which
+    benchmarks' files changed; another project means every model is built again. Python code is
+    left out: it decides when dbt runs, not what a model holds."""
+    return fingerprint(modules=[], inputs=[*project_inputs(), settings.dbt_vars])
+
+
+def needs_full_refresh(recorded: list[str | None], project: str) -> bool:
+    """A build must be a full refresh when a selected model's last build was by another project than
+    `project` (`dbt_project_key`), or recorded none (never built here, or built by code before the
+    models were incremental)."""
+    return any(key != project for key in recorded)
+
+
 def models_built_from(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, key: str) -> dict[dg.AssetKey, dict] | None:
     """When every selected model's last materialization recorded `key` (a build whose tests all
     passed, see `with_warehouse_metadata`) and its relation is still in the warehouse: each model's
@@ -129,10 +170,11 @@ def models_built_from(context: dg.AssetExecutionContext, warehouse_db: Warehouse
         return recorded if all(warehouse.table_exists(con, *asset_key.path) for asset_key in recorded) else None
 
 
-def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: str) -> Iterator:
+def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: str, project: str) -> Iterator:
     """dbt's events, each model's materialization given row count, typed and described columns and
-    column lineage, read from the warehouse once dbt has exited, and, when the whole build passed,
-    `key` (what it was built from: a later run with the same key keeps the models).
+    column lineage, read from the warehouse once dbt has exited, `project` (the dbt project each
+    built model was built by: `dbt_project_key`), and, when the whole build passed, `key` (what it
+    was built from: a later run with the same key keeps the models).
 
     dagster-dbt's own `fetch_row_counts()` / `fetch_column_metadata()` query the warehouse while
     dbt is still running; a DuckDB file allows one process at a time, so here the events wait for
@@ -147,7 +189,7 @@ def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: st
     with warehouse_db.connect() as con:
         extra = model_metadata(con, invocation.manifest, invocation.target_path, events)
     # A failed build records no key: the next run builds again and runs the tests again.
-    built = {INPUTS_METADATA: key, RECOMPUTED_METADATA: True} if failure is None else {RECOMPUTED_METADATA: True}
+    built = {PROJECT_METADATA: project, RECOMPUTED_METADATA: True, **({INPUTS_METADATA: key} if failure is None else {})}
     for event in events:
         unique_id = getattr(event, "metadata", {}).get("unique_id")
         name = getattr(unique_id, "text", None)

@@ -211,10 +211,11 @@ def point_dbt_at(settings: Settings, warehouse_path: Path | str) -> Iterator[Non
                 os.environ[name] = value
 
 
-def dbt_build_args(settings: Settings, select: str | None = None) -> list[str]:
-    """`dbt build` with the pipeline's settings as --vars (tested without running dbt). The dbt unit
-    tests (fixed inputs, not the warehouse's data) are left to `make test` (dbt_unit_test_args)."""
-    args = ["build", *dbt_vars_args(settings), "--exclude-resource-type", "unit_test"]
+def dbt_build_args(settings: Settings, select: str | None = None, full_refresh: bool = False) -> list[str]:
+    """`dbt build` with the pipeline's settings as --vars (tested without running dbt); with
+    `full_refresh`, every incremental model is rebuilt from all its input. The dbt unit tests (fixed
+    inputs, not the warehouse's data) are left to `make test` (dbt_unit_test_args)."""
+    args = ["build", *dbt_vars_args(settings), "--exclude-resource-type", "unit_test", *(["--full-refresh"] if full_refresh else [])]
     if select:
         args += ["--select", select]
     return args

@@ -1,13 +1,7 @@
 -- One row per benchmark: its prompts, the active labeler's labels on them, and what those labels reach.
 with prompts as (
-    select
-        benchmark,
-        count(*) as n_prompts,
-        count(distinct prompt_hash) as n_distinct_texts,
-        arg_min(prompt, prompt_id) as example_prompt,
-        min(prompt_id) as example_prompt_id
-    from {{ ref('stg_benchmarks__prompts') }}
-    group by benchmark
+    select benchmark, n_prompts, n_distinct_texts, example_prompt, example_prompt_id
+    from {{ ref('int_benchmark_prompt_stats') }}
 ),
 
 labels as (

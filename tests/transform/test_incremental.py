@@ -1,0 +1,143 @@
+"""The dbt models over per-benchmark tables are incremental by benchmark (dbt_project/macros/by_benchmark.sql).
+
+From a copy of the session's small run (three real benchmarks, their real labels), synthetic
+benchmarks drawn from its files (bench/synthetic_corpus.py) arrive; then one benchmark is added,
+one changed and one removed, each followed by an incremental `dbt build` (the pipeline's own
+arguments). After each, every table dbt builds equals, canonically, what `dbt build --full-refresh`
+makes of the same files on a copy; the incremental models keep their tables (dbt did not rebuild
+them) and the staging models read the changed benchmark's files only.
+
+dbt runs alone here (no Dagster run): what the pipeline adds, a full refresh when the project
+changed and `cli run --full-refresh`, is tested without dbt below.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import warehouse_snapshot as snap
+from conftest import copy_small_run
+
+from workbank_dagster.partition_files import PartitionFiles
+from workbank_dagster.runner import full_run_config
+from workbank_dagster.settings import REPO_ROOT, PipelineSettings
+from workbank_dagster.transform.assets import needs_full_refresh
+from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable
+
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+from synthetic_corpus import generate, read_profile, write_benchmark  # noqa: E402
+
+DBT_SCHEMAS = ("staging", "intermediate", "marts")
+STAGING_OVER_FILES = {
+    "stg_benchmarks__prompts": "benchmark_prompts",
+    "stg_benchmarks__results": "benchmark_results",
+    "stg_labeling__embedded_labels": "embedded_labels",
+    "stg_labeling__embedded_judgements": "embedded_judgements",
+}
+INCREMENTAL = (
+    *(f"staging.{name}" for name in STAGING_OVER_FILES),
+    "marts.fct_benchmark_prompts",
+    "marts.fct_benchmark_results",
+    "marts.fct_prompt_judgements",
+    "marts.fct_prompt_task_labels_all_labelers",
+    "marts.fct_prompt_task_labels",
+)
+
+
+def _dbt(data: Path, target: Path, *, full_refresh: bool = False) -> None:
+    """`dbt build` as the dbt_models step runs it, on the warehouse and partition files of `data`."""
+    settings = PipelineSettings(data_dir=str(data)).resolve()
+    completed = subprocess.run(
+        [dbt_executable(), *dbt_build_args(settings, full_refresh=full_refresh), "--project-dir", str(DBT_PROJECT_DIR),
+         "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target)],
+        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
+    )
+    assert completed.returncode == 0, completed.stdout[-4000:]
+
+
+def _tables(data: Path) -> dict[str, str]:
+    hashes = snap.warehouse_hashes(data / "warehouse.duckdb")["canonical"]
+    return {name: digest for name, digest in hashes.items() if name.split(".")[0] in DBT_SCHEMAS}
+
+
+def _table_oids(data: Path) -> dict[str, int]:
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    try:
+        return {f"{schema}.{name}": oid for schema, name, oid in con.execute("select schema_name, table_name, table_oid from duckdb_tables()").fetchall()}
+    finally:
+        con.close()
+
+
+def _read_by(target: Path, model: str) -> str:
+    """The SQL dbt ran to build `model` (its compiled select) in the last build into `target`."""
+    return (target / "compiled" / "workbank" / "models" / "staging" / f"{model}.sql").read_text()
+
+
+def test_incremental_builds_after_add_change_remove_equal_a_full_rebuild(tmp_path, small_base_run, session_cache):
+    root = tmp_path / "run"
+    copy_small_run(small_base_run, root, session_cache)
+    data = root / "data"
+    files = PartitionFiles(data / "partitions")
+    profile = read_profile(files.root)  # the small run's three real benchmarks are the templates
+    generate(files.root, profile, 3, 150, seed=3)
+    target = tmp_path / "target"
+    _dbt(data, target)  # the synthetic benchmarks arrive beside the real ones
+    steps = {
+        "add": ("added", lambda: write_benchmark(files, profile, "added", 90, seed=3)),
+        "change": ("syn-00001", lambda: write_benchmark(files, profile, "syn-00001", 150, seed=3, version=2)),
+        "remove": ("syn-00002", lambda: [files.remove(table, "syn-00002") for table in profile.tables]),
+    }
+    for step, (slug, change) in steps.items():
+        oids = _table_oids(data)
+        change()
+        _dbt(data, target)
+        rebuilt = tmp_path / f"rebuilt-{step}"
+        shutil.copytree(data, rebuilt, ignore=shutil.ignore_patterns("dagster_home", "outputs", "cache"))
+        _dbt(rebuilt, tmp_path / f"target-{step}", full_refresh=True)
+        incremental, full = _tables(data), _tables(rebuilt)
+        assert snap.differences(incremental, full) == [], step
+        assert set(incremental) >= set(INCREMENTAL)
+        assert {name: oid for name, oid in _table_oids(data).items() if name in INCREMENTAL} == {name: oids[name] for name in INCREMENTAL}, step
+        for model, table in STAGING_OVER_FILES.items():  # the changed benchmark's file read, no other (a file without rows is not)
+            read = _read_by(target, model)
+            for other in {*files.partitions(table)} - {slug}:
+                assert str(files.path(table, other)) not in read, (step, model, other)
+            if step != "remove" and files.path(table, slug).is_file() and len(pd.read_parquet(files.path(table, slug))):
+                assert str(files.path(table, slug)) in read, (step, model)
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    try:
+        benchmarks = {row[0] for row in con.execute("select distinct benchmark from marts.fct_benchmark_prompts").fetchall()}
+    finally:
+        con.close()
+    assert {"added", "syn-00000", "syn-00001"} <= benchmarks and "syn-00002" not in benchmarks
+
+
+def test_a_build_by_another_dbt_project_is_a_full_refresh():
+    """The incremental models see which benchmarks' files changed, not an edited model, macro, test
+    or var: a model last built by another project (or never, or by code that recorded none) makes
+    the build a full refresh."""
+    assert not needs_full_refresh(["p1", "p1"], "p1")
+    assert needs_full_refresh(["p1", "p0"], "p1")
+    assert needs_full_refresh(["p1", None], "p1")
+    assert not needs_full_refresh([], "p1")
+
+
+def test_a_full_rebuild_is_one_command(monkeypatch):
+    """`cli run --full-refresh` runs everything with the dbt step asked for `dbt build --full-refresh`;
+    a plain `cli run` does not ask for it."""
+    from workbank_dagster import cli, runner
+
+    asked = []
+    monkeypatch.setattr(runner, "run_all", lambda full_refresh=False: asked.append(full_refresh) or 0)
+    assert cli.main(["run", "--full-refresh"]) == 0 and cli.main(["run"]) == 0
+    assert asked == [True, False]
+    assert full_run_config(full_refresh=True)["ops"] == {"dbt_models": {"config": {"full_refresh": True}}}
+    assert "ops" not in full_run_config()
+    settings = PipelineSettings(data_dir="data").resolve()
+    assert "--full-refresh" in dbt_build_args(settings, full_refresh=True) and "--full-refresh" not in dbt_build_args(settings)
