@@ -196,6 +196,18 @@ def validation_table(run: RunOutputs) -> str:
             *(num(run.figure(labeler, "reference", subset, "all", "all", "labels_per_prompt")[0], 2) for labeler in labelers for subset in REFERENCE_SUBSETS),
         ]
     )
+    intent_rows = []
+    for subset in ("holdout", "tune"):
+        for metric, label in INTENT_FIGURES:
+            intent_rows.append([f"{label}, {subset}", *(num(run.figure(labeler, "intent", subset, "all", "occupation", metric)[0], 2) for labeler in labelers)])
+    intent = ""
+    if any(cell != "—" for row in intent_rows for cell in row[1:]):
+        intent = (
+            "\nBenchmark-intent yardstick (the work each benchmark's paper says it asks for: the occupations where it plausibly belongs "
+            "and the one it most directly is), the mean over the benchmarks of each half of its split by benchmark "
+            f"({', '.join(_intent_benchmarks(run, 'holdout'))} held out); per benchmark in [where each benchmark lands](#where-each-benchmark-lands):\n\n"
+            + _table(["intent yardstick", *(_labeler_name(name, active) for name in labelers)], intent_rows)
+        )
     n_ref = {subset: run.figure(active, "reference", subset, "all", "task", "precision")[3] for subset in REFERENCE_SUBSETS}
     ref_header = ["level", *(f"{_labeler_name(name, active)}, {subset}" for name in labelers for subset in REFERENCE_SUBSETS)]
     return (
@@ -207,7 +219,24 @@ def validation_table(run: RunOutputs) -> str:
         + f"\nReference set ({num(n_ref['all'])} prompts labeled by task ID), micro precision / recall, on the `holdout` half of its "
         f"split by benchmark ({num(n_ref['holdout'])} prompts, not tuned on), the `tune` half ({num(n_ref['tune'])}) and all:\n\n"
         + _table(ref_header, ref_rows)
+        + intent
     )
+
+
+INTENT_FIGURES = (
+    ("top1_plausible", "top label in a plausible occupation"),
+    ("any_plausible", "any label in a plausible occupation"),
+    ("primary_covered", "primary occupation has a covered task (share of benchmarks)"),
+)
+
+
+def _intent_benchmarks(run: RunOutputs, subset: str) -> list[str]:
+    """The benchmarks of one half of the intent yardstick that the active labeler was scored on."""
+    v = run.validation_frame
+    if v is None or v.empty:
+        return []
+    mine = v[(v["labeler"] == run.headline["labeler"]) & (v["yardstick"] == "intent") & (v["subset"] == subset) & (v["benchmark"] != "all")]
+    return sorted(set(mine["benchmark"]))
 
 
 def _cell(text: str) -> str:
