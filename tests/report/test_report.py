@@ -277,6 +277,13 @@ def test_limitations_are_written_from_the_run_s_outputs():
     assert "6.8% of US work hours are on the 1,292 tasks" in found["time_shares"]
     assert "differ 20-fold (a 100 prompts, c 5)" in found["sizes"] and "17 of the 40 covered tasks" in found["sizes"]
     assert "50.0% of prompts (the bar is 80%)" in found["precision"] and "9.0% of its labels" in found["precision"]
+    # Issue 38: that wrong labels flatten both ratios was never measured; the text says the errors are systematic.
+    assert "cannot be assumed to flatten both ratios" in found["precision"] and "which flattens both ratios" not in found["precision"]
+    assert "intent yardstick" not in found["precision"]  # not scored here: not mentioned
+    intent = pd.DataFrame({"labeler": "embedded:m:v6", "yardstick": "intent", "subset": "holdout", "benchmark": "all", "level": "occupation",
+                           "metric": "top1_plausible", "value": [0.758]})
+    scored = {**frames, "validation": pd.concat([frames["validation"].assign(benchmark="all"), intent], ignore_index=True)}
+    assert "intent yardstick it was not tuned on, 75.8% of a benchmark's labeled prompts" in {i.key: i.text for i in limitations(h, scored)}["precision"]
     assert "229 of 923 occupations" in found["importance"] and "650 leave" in found["importance"]
     assert "3.00×" in found["kinds"] and "3.30×" in found["kinds"]
     frames["imputed_hours"] = pd.DataFrame({"share_imputed": [0.1], "n_tasks_imputed": [7]})

@@ -45,7 +45,7 @@ def _reference(validation: pd.DataFrame, labeler: str, level: str) -> float | No
 
 def _intent(validation: pd.DataFrame, labeler: str) -> str:
     """The benchmark-intent yardstick's held-out mean top-1, in words, where it was scored."""
-    if validation.empty:
+    if validation.empty or not {"benchmark", "metric", "subset"} <= set(validation.columns):
         return ""
     hit = validation[(validation["labeler"] == labeler) & (validation["yardstick"] == "intent") & (validation["subset"] == "holdout")
                      & (validation["benchmark"] == "all") & (validation["metric"] == "top1_plausible")]
