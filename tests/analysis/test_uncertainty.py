@@ -137,6 +137,11 @@ def test_the_abstention_table_counts_each_benchmark_s_weak_labels_and_what_they_
     assert table.loc["all", "n_prompts"] == 4 and table.loc["all", "share_abstained"] == pytest.approx(1 / 3)
     # p2, the weak prompt, alone lifts task 20 over a threshold of 1.
     assert table.loc["all", "n_tasks_covered_only_with_weak"] == 1 and pd.isna(table.loc["b", "n_tasks_covered_only_with_weak"])
+    assert table["n_abstained_errand"].eq(0).all()  # no reason column: no errand
+    # Judge v7's personal errands are counted apart (the cap leaves them out); a labeled prompt's reason never counts.
+    reasons = judgements["status"].map({"abstained": "personal errand: the agent acts as a customer ('my cart')"}).fillna("personal errand: labeled")
+    table = abstention_table(labels, judgements.assign(reason=reasons.to_numpy()), weak_prompts(judgements, labels, (0.05, 0.2)), tasks, 1)
+    assert table.set_index("benchmark").loc[["b", "all"], "n_abstained_errand"].tolist() == [1, 1]
 
 
 def test_the_band_s_coverage_simulation_is_what_the_docs_say():

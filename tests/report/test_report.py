@@ -273,7 +273,10 @@ def test_limitations_are_written_from_the_run_s_outputs():
     found = {item.key: item.text for item in limitations(h, frames)}
     assert set(README_KEYS) <= set(found) and {"importance", "kinds"} <= set(found)
     assert "a: 40 of its 100 prompts (40%)" in found["language"] and "b:" not in found["language"]
-    assert "a abstains on 12 of the 60 prompts it read (20%, its cap), and 7 of the 48" in found["cap"] and "lift 3 of the 40 covered" in found["cap"]
+    assert "a abstains on 12 of the 60 prompts it read on weak evidence (20%, its cap), and 7 of the 48" in found["cap"] and "lift 3 of the 40 covered" in found["cap"]
+    errands = {**frames, "abstention": frames["abstention"].assign(n_abstained=[42, 1, 43], n_abstained_errand=[30, 0, 30])}
+    assert ("a abstains on 12 of the 60 prompts it read on weak evidence (20%, its cap) and on 30 personal errands outside it, and 7 of the 48"
+            in {i.key: i.text for i in limitations(h, errands)}["cap"])
     assert "6.8% of US work hours are on the 1,292 tasks" in found["time_shares"]
     assert "differ 20-fold (a 100 prompts, c 5)" in found["sizes"] and "17 of the 40 covered tasks" in found["sizes"]
     assert "50.0% of prompts (the bar is 80%)" in found["precision"] and "9.0% of its labels" in found["precision"]

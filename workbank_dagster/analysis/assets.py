@@ -283,7 +283,8 @@ def label_uncertainty(context: dg.AssetExecutionContext, warehouse_db: Warehouse
         # Ordered: the frames are the step's fingerprint as well as its input.
         labels = con.execute("select benchmark, prompt_id, task_id, rank, score from marts.fct_prompt_task_labels order by benchmark, prompt_id, rank").df()
         judgements = con.execute(
-            "select benchmark, prompt_id, status, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id", [labeler]
+            "select benchmark, prompt_id, status, reason, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id",
+            [labeler],
         ).df()
         candidates = con.execute(
             "select benchmark, prompt_id, occupation_rank, occupation_probability, task_rank, task_id from marts.fct_prompt_candidates "

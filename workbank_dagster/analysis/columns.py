@@ -192,6 +192,7 @@ BY_TABLE = {
         "n_abstained": "Of which the judge abstained on.",
         "n_labeled": "Of which the judge labeled.",
         "n_labeled_weak": "Labeled prompts below the judge's own abstention bars (confidence or rank-1 similarity): labeled only because the benchmark reached its abstention cap.",
+        "n_abstained_errand": "Of the abstentions, personal errands (the agent acting as a customer or private person, judge v7): outside the abstention cap.",
         "share_abstained": "n_abstained / n_judged.",
         "at_cap": "The benchmark reached the abstention cap (some of its labeled prompts are below the bars).",
         "n_tasks_covered_only_with_weak": "All row only: covered tasks that would be under the threshold without the weak labels.",

@@ -223,12 +223,19 @@ BAND_METHOD = (
 )
 
 
+# How judge v7 words the reason of a personal errand's abstention (labeling/judges.py).
+ERRAND_PREFIX = "personal errand:"
+
+
 def abstention_table(labels: pd.DataFrame, judgements: pd.DataFrame, weak: pd.DataFrame, tasks: pd.DataFrame, threshold: int) -> pd.DataFrame:
     """Per benchmark and for all ('all'): prompts, not read (not English), judged, abstained, labeled,
     labeled below the judge's own bars (weak: labeled only because the benchmark reached its
-    abstention cap, so a benchmark with any is at its cap); for all, the covered tasks that would
-    not be covered without the weak labels."""
+    abstention cap, so a benchmark with any is at its cap), abstained as a personal errand (judge
+    v7: outside the cap; `judgements` may lack `reason`, then 0); for all, the covered tasks that
+    would not be covered without the weak labels."""
     j = judgements.assign(weak=pd.Series(list(zip(judgements["benchmark"], judgements["prompt_id"]))).isin(set(zip(weak["benchmark"], weak["prompt_id"]))).to_numpy())
+    errand = j["reason"].fillna("").astype(str).str.startswith(ERRAND_PREFIX) if "reason" in j else pd.Series(False, index=j.index)
+    j = j.assign(errand=(errand & (j["status"] == "abstained")).to_numpy())
     rows = []
     for benchmark, group in [*sorted(j.groupby("benchmark")), ("all", j)]:
         status = group["status"]
@@ -236,6 +243,7 @@ def abstention_table(labels: pd.DataFrame, judgements: pd.DataFrame, weak: pd.Da
         rows.append(
             {"benchmark": benchmark, "n_prompts": len(group), "n_not_read": int((status == "unlabeled").sum()), "n_judged": judged,
              "n_abstained": int((status == "abstained").sum()), "n_labeled": int((status == "labeled").sum()), "n_labeled_weak": int(group["weak"].sum()),
+             "n_abstained_errand": int(group["errand"].sum()),
              "share_abstained": (status == "abstained").sum() / judged if judged else float("nan")}
         )
     table = pd.DataFrame(rows)

@@ -43,6 +43,12 @@ def _reference(validation: pd.DataFrame, labeler: str, level: str) -> float | No
     return None if hit.empty else float(hit.iloc[0]["value"])
 
 
+def _errands(row) -> int:
+    """A benchmark's abstentions on personal errands (judge v7), which the abstention cap leaves out."""
+    value = getattr(row, "n_abstained_errand", 0)
+    return 0 if value is None or _isnan(value) else int(value)
+
+
 def _intent(validation: pd.DataFrame, labeler: str) -> str:
     """The benchmark-intent yardstick's held-out mean top-1, in words, where it was scored."""
     if validation.empty or not {"benchmark", "metric", "subset"} <= set(validation.columns):
@@ -88,8 +94,10 @@ def limitations(h: Mapping, frames: Mapping[str, pd.DataFrame]) -> list[Limit]:
 
     capped = per_benchmark[per_benchmark["at_cap"]] if len(per_benchmark) else per_benchmark
     if len(capped) and everything is not None:
-        which = "; ".join(f"{r.benchmark} abstains on {_n(r.n_abstained)} of the {_n(r.n_judged)} prompts it read ({_pct(r.share_abstained, 0)}, "
-                          f"its cap), and {_n(r.n_labeled_weak)} of the {_n(r.n_labeled)} it labeled are below the judge's own bars"
+        which = "; ".join(f"{r.benchmark} abstains on {_n(r.n_abstained - _errands(r))} of the {_n(r.n_judged)} prompts it read on weak evidence "
+                          f"({_pct((r.n_abstained - _errands(r)) / r.n_judged, 0)}, its cap)"
+                          + (f" and on {_n(_errands(r))} personal errands outside it" if _errands(r) else "")
+                          + f", and {_n(r.n_labeled_weak)} of the {_n(r.n_labeled)} it labeled are below the judge's own bars"
                           for r in capped.itertuples())
         out.append(Limit("cap", "The abstention cap forces labels onto weak matches",
                          f"The judge may abstain on at most a fixed share of each benchmark's prompts, so that abstaining cannot buy precision. "
