@@ -18,6 +18,11 @@ import duckdb
 import pandas as pd
 
 LOCK_WAIT_SECONDS = 300.0
+# DuckDB takes up to 80% of the machine's memory by default and spills to disk only past it: a
+# bounded limit makes a large sort (the table exports' `order by all`) spill instead, so the
+# pipeline's memory does not grow with the corpus (bench/warehouse_growth.py). dbt's connections
+# take the same limit (dbt_project/profiles.yml).
+MEMORY_LIMIT = "3GB"
 
 
 def _is_lock_error(exc: BaseException) -> bool:
@@ -34,7 +39,7 @@ def connect(path: Path | str, *, read_only: bool = False, wait_seconds: float = 
     delay = 0.05
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only, config={"memory_limit": MEMORY_LIMIT})
             break
         except duckdb.IOException as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:

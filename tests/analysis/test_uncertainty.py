@@ -15,6 +15,7 @@ from workbank_dagster.analysis.uncertainty import (
     IDENTITY,
     calibrated_probability,
     draw_shares,
+    draws_per_chunk,
     fit_calibration,
     label_sets,
     simulate_band_coverage,
@@ -94,6 +95,44 @@ def test_the_band_s_point_is_the_headline_and_certain_labels_give_no_width():
     sets = label_sets(labels, sure, candidates, tasks["task_id"].to_numpy())
     drawn = draw_shares(sets, IDENTITY, tasks["hours"].to_numpy(), tasks["onet_soc_code"].to_numpy(), 1, draws=20)
     assert drawn["share"] == pytest.approx(np.full(20, headline)) and (drawn["occupations"] == 2).all()
+
+
+def _many_prompts(n_prompts: int, n_tasks: int = 400):
+    """n_prompts labeled prompts, each with 2 own labels and 4 alternative occupations of 2 tasks."""
+    rng = np.random.default_rng(5)
+    prompts = [f"p{i:06d}" for i in range(n_prompts)]
+    task_ids = np.arange(n_tasks) + 1000
+    labels = pd.DataFrame({"benchmark": "b", "prompt_id": np.repeat(prompts, 2), "task_id": rng.choice(task_ids, 2 * n_prompts), "rank": np.tile([1, 2], n_prompts), "score": 0.5})
+    judgements = pd.DataFrame({"benchmark": "b", "prompt_id": prompts, "status": "labeled", "confidence": rng.uniform(0.1, 0.9, n_prompts)})
+    candidates = pd.DataFrame({
+        "benchmark": "b", "prompt_id": np.repeat(prompts, 8), "occupation_rank": np.tile(np.repeat([2, 3, 4, 5], 2), n_prompts),
+        "occupation_probability": np.tile(np.repeat([0.4, 0.3, 0.2, 0.1], 2), n_prompts), "task_rank": np.tile([1, 2], 4 * n_prompts),
+        "task_id": rng.choice(task_ids, 8 * n_prompts),
+    })
+    tasks = pd.DataFrame({"task_id": task_ids, "onet_soc_code": [f"o{i // 20}" for i in range(n_tasks)], "hours": rng.uniform(1, 5, n_tasks)})
+    return label_sets(labels, judgements, candidates, task_ids), tasks
+
+
+def test_re_drawing_memory_does_not_grow_with_the_number_of_draws():
+    """200 draws at once held several sets x 200 arrays (4.8 GB at 100,000 prompts): in chunks of
+    columns, the peak is a few chunks whatever the draws, and the draws are the same distribution."""
+    import tracemalloc
+
+    sets, tasks = _many_prompts(20_000)  # 100,000 sets: one sets x 200 array of floats is 160 MB
+    assert draws_per_chunk(sets.incidence.shape[0], 200) < 200
+    tracemalloc.start()
+    try:
+        drawn = draw_shares(sets, IDENTITY, tasks["hours"].to_numpy(), tasks["onet_soc_code"].to_numpy(), 100, draws=200)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 150 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+    # One chunk per draw and all draws in one chunk agree in distribution: the means of 200 draws
+    # of the share are within a few of their standard errors.
+    one_by_one = draw_shares(sets, IDENTITY, tasks["hours"].to_numpy(), tasks["onet_soc_code"].to_numpy(), 100, draws=200, seed=7, chunk_bytes=1)
+    spread = np.hypot(drawn["share"].std(), one_by_one["share"].std()) / np.sqrt(200)
+    assert abs(drawn["share"].mean() - one_by_one["share"].mean()) < 4 * spread
+    assert drawn["share"].std() > 0
 
 
 def test_the_calibration_is_fitted_on_the_tune_half_only_and_checked_on_the_others():

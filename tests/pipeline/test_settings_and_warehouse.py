@@ -259,3 +259,15 @@ def test_the_report_s_view_of_the_settings_has_no_path(tmp_path):
     assert here.describe() == moved.describe()
     assert here.describe() != PipelineSettings(data_dir=str(tmp_path / "a"), cluster_level="minor").resolve().describe()
     assert not [key for key, value in here.describe().items() if str(tmp_path) in str(value)]
+
+
+def test_the_warehouse_and_dbt_bound_duckdb_s_memory(tmp_path):
+    """DuckDB's default takes 80% of the machine before it spills: the pipeline's connections and
+    dbt's profile set one bounded limit instead, so a large sort spills (bench/warehouse_growth.py)."""
+    import yaml
+
+    with warehouse.connect(tmp_path / "w.duckdb") as con:
+        limit = con.execute("select current_setting('memory_limit')").fetchone()[0]
+    assert limit.endswith("GiB") and float(limit.split()[0]) <= 3.0, limit
+    profile = yaml.safe_load((REPO_ROOT / "dbt_project" / "profiles.yml").read_text())
+    assert profile["workbank"]["outputs"]["local"]["settings"]["memory_limit"] == warehouse.MEMORY_LIMIT

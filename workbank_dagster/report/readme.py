@@ -430,7 +430,7 @@ def speed_table(bench: dict) -> str:
         rows.append(
             [
                 f"the `warehouse` job at {num(largest['prompts'])} synthetic prompts ({num(largest['benchmarks'])} benchmarks; "
-                "[docs/scaling.md](docs/scaling.md#per-benchmark-files-partition-runs-side-by-side)): full rebuild / add one benchmark / change one",
+                "[docs/scaling.md](scaling.md#per-benchmark-files-partition-runs-side-by-side)): full rebuild / add one benchmark / change one",
                 f"{_minutes_or_seconds(largest['full_s'])} / {_minutes_or_seconds(largest['add_one_s'])} / {_minutes_or_seconds(largest['change_one_s'])}; "
                 f"peak {num(largest['peak_rss_mb'])} MB",
                 "≤ 15 min / ≤ 60 s / ≤ 60 s, ≤ 4,096 MB: " + ("met" if met else "not met"),
