@@ -58,7 +58,7 @@ ONE_MINUTE = 60.0
 PHASES = {
     "dbt": ("dbt_models",),
     "analysis": ("coverage_regression", "coverage_sensitivity", "importance_regression", "model_scores", "workbank_audit",
-                 "analysis__uncovered_by_telework", "analysis__coverage_history"),
+                 "analysis__uncovered_by_telework", "analysis__coverage_history", "label_uncertainty", "ratios_by_threshold"),
     "catalogs": ("raw__benchmark_catalog", "labeling__label_catalog", "raw__source_files", "labeling__judge_validation"),
 }
 JOB = """

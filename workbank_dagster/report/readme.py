@@ -661,10 +661,14 @@ def warehouse_growth_text(bench: dict) -> str:
     parts = []
     for figure, label in (("add_one", "adding one"), ("full", "the full rebuild")):
         phases = largest["phases"][figure]
-        total = next(r["seconds"] for r in largest["runs"][figure] if r["phases"] == phases)
+        run = next(r for r in largest["runs"][figure] if r["phases"] == phases)
         named = ", ".join(f"{name} {phases[key]:.0f} s" for key, name in GROWTH_PHASES)
-        rest = total - sum(phases[key] for key, _ in GROWTH_PHASES)
-        parts.append(f"{label} ({total:.0f} s): {named}, the rest (process start-up, definitions, Dagster's events) {rest:.0f} s")
+        slowest = ", ".join(f"`{step}` {seconds:.0f} s" for step, seconds in sorted(run["steps"].items(), key=lambda item: -item[1])[:3])
+        outside = run["seconds"] - sum(run["steps"].values())
+        parts.append(
+            f"{label} ({run['seconds']:.0f} s): {named}, the other steps {phases['other_steps']:.0f} s, and outside the steps "
+            f"(process start-up, definitions, Dagster's events) {outside:.0f} s; its slowest steps {slowest}"
+        )
     text += f"\nWhere the time goes at {num(largest['prompts'])} prompts (the median run's steps): " + "; ".join(parts) + ".\n"
     written = ", ".join(f"{num(g['prompts'])} in {g['corpus_written_s']:.0f} s" for g in growth)
     text += f"\nThe synthetic corpus was written ({written}) before each size's runs, and is not in their times.\n"
