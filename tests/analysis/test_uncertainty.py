@@ -195,3 +195,56 @@ def test_the_band_s_coverage_simulation_is_what_the_docs_say():
         result = simulate_band_coverage(**scenario["arguments"])
         assert {k: v for k, v in scenario.items() if k not in ("arguments", "seconds")} == json.loads(json.dumps(result)), name
         assert result["samples"] >= 100 and result["calibrations_fitted"] == result["samples"]
+
+
+def test_the_step_reads_coded_prompts_and_only_the_candidates_a_re_draw_can_pick():
+    """At a million prompts the step read every candidate (some 30 a prompt) with benchmark and
+    prompt as strings: 9.4 GB. It reads integer codes in name order and only another occupation's
+    first k candidates (k the prompt's labels), and its tables are those of the named, whole read."""
+    import duckdb
+
+    from workbank_dagster.analysis.assets import coded_uncertainty_tables, read_uncertainty_inputs
+
+    rng = np.random.default_rng(11)
+    rows_j, rows_l, rows_c = [], [], []
+    for b in ("zeta", "alpha", "mid"):
+        for i in range(60):
+            prompt = f"q{i:03d}"
+            status = "labeled" if i % 7 else ("abstained" if i % 2 else "unlabeled")
+            rows_j.append((b, prompt, status, "personal errand: shop" if status == "abstained" and i % 3 == 0 else "", float(rng.uniform(0.05, 0.95)), "j"))
+            k = int(rng.integers(1, 4)) if status == "labeled" else 0
+            for rank in range(1, k + 1):
+                rows_l.append((b, prompt, int(rng.integers(0, 30)), rank, float(rng.uniform(0.1, 0.6))))
+            if status != "unlabeled":
+                for occupation_rank in range(1, 5):
+                    for task_rank in range(1, 6):
+                        rows_c.append((b, prompt, occupation_rank, 0.4 / occupation_rank, task_rank, int(rng.integers(0, 30)), "j"))
+    judgements = pd.DataFrame(rows_j, columns=["benchmark", "prompt_id", "status", "reason", "confidence", "labeler"])
+    labels = pd.DataFrame(rows_l, columns=["benchmark", "prompt_id", "task_id", "rank", "score"])
+    candidates = pd.DataFrame(rows_c, columns=["benchmark", "prompt_id", "occupation_rank", "occupation_probability", "task_rank", "task_id", "labeler"])
+    top1 = labels[labels["rank"] == 1]
+    validation = top1.assign(yardstick="labels_dev", subset=np.where(top1.index % 2, "tune", "holdout"), n_labels=2,
+                             occupation_top1=top1.index % 3 > 0, labeler="j")[["yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1", "labeler"]]
+    tasks = pd.DataFrame({"task_id": np.arange(30), "onet_soc_code": [f"o{i // 5}" for i in range(30)], "hours": rng.uniform(1, 5, 30)})
+    con = duckdb.connect()
+    con.execute("create schema marts")
+    for name, frame in (("fct_prompt_judgements", judgements), ("fct_prompt_task_labels", labels), ("fct_prompt_candidates", candidates),
+                        ("fct_judge_validation_prompts", validation)):
+        con.register("frame", frame)
+        con.execute(f"create table marts.{name} as select * from frame")
+        con.unregister("frame")
+    coded_labels, coded_judgements, coded_candidates, coded_validation, benchmarks = read_uncertainty_inputs(con, "j")
+    assert benchmarks == ["alpha", "mid", "zeta"] and coded_judgements["prompt_id"].dtype.kind in "iu"
+    n_labels = coded_labels.groupby(["benchmark", "prompt_id"]).size().rename("k").reset_index()
+    read = coded_candidates.merge(n_labels, on=["benchmark", "prompt_id"])
+    assert len(read) == len(coded_candidates) < len(candidates) / 3
+    assert (read["occupation_rank"] > 1).all() and (read["task_rank"] <= read["k"]).all()
+    coded = coded_uncertainty_tables(coded_labels, coded_judgements, coded_candidates, coded_validation, tasks, "j", 2, (0.3, 0.2), benchmarks)
+    by_name = lambda frame: frame.sort_values(["benchmark", "prompt_id"], kind="stable").drop(columns="labeler", errors="ignore").reset_index(drop=True)  # noqa: E731
+    named = uncertainty_tables(by_name(labels).sort_values(["benchmark", "prompt_id", "rank"], kind="stable"), by_name(judgements),
+                               by_name(candidates).sort_values(["benchmark", "prompt_id", "occupation_rank", "task_rank"], kind="stable"),
+                               by_name(validation).sort_values(["yardstick", "benchmark", "prompt_id"], kind="stable"), tasks, "j", 2, (0.3, 0.2))
+    for name, table in named.items():
+        pd.testing.assert_frame_equal(table.reset_index(drop=True), coded[name].reset_index(drop=True), check_dtype=False)
+    assert coded["abstention_by_benchmark"]["benchmark"].tolist() == ["alpha", "mid", "zeta", "all"]
+    assert coded["work_time_uncovered_band"]["draws"].iloc[0] == 200

@@ -273,6 +273,69 @@ UNCERTAINTY_DEPS = [
 ]
 
 
+# The label-uncertainty step's inputs with a benchmark and a prompt as integer codes (in name order,
+# so every frame sorts as by the names), and only the candidates a re-draw can pick: another
+# occupation's (rank > 1), within the prompt's own number of labels (uncertainty.label_sets takes
+# the first k of them). At a million prompts the candidates by name were some 30 rows a prompt with
+# two strings each; the step's peak memory followed them.
+UNCERTAINTY_NAMES_SQL = """
+create or replace temporary table uncertain_benchmarks as
+    select benchmark, row_number() over (order by benchmark) - 1 as code
+    from (select distinct benchmark from marts.fct_prompt_judgements where labeler = $labeler);
+create or replace temporary table uncertain_prompts as
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as code
+    from (select distinct benchmark, prompt_id from marts.fct_prompt_judgements where labeler = $labeler);
+"""
+UNCERTAIN_LABELS_SQL = """
+select b.code as benchmark, p.code as prompt_id, l.task_id, l.rank, l.score
+from marts.fct_prompt_task_labels as l join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+order by 1, 2, l.rank
+"""
+UNCERTAIN_JUDGEMENTS_SQL = """
+select b.code as benchmark, p.code as prompt_id, j.status, j.reason, j.confidence
+from marts.fct_prompt_judgements as j join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+where j.labeler = $labeler
+order by 1, 2
+"""
+UNCERTAIN_CANDIDATES_SQL = """
+with own as (select benchmark, prompt_id, count(*) as n_labels from marts.fct_prompt_task_labels group by benchmark, prompt_id)
+select b.code as benchmark, p.code as prompt_id, c.occupation_rank, c.occupation_probability, c.task_rank, c.task_id
+from marts.fct_prompt_candidates as c
+join own using (benchmark, prompt_id) join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+where c.labeler = $labeler and c.occupation_rank > 1 and c.task_rank <= own.n_labels
+order by 1, 2, c.occupation_rank, c.task_rank
+"""
+UNCERTAIN_VALIDATION_SQL = """
+select v.yardstick, v.subset, b.code as benchmark, p.code as prompt_id, v.n_labels, v.occupation_top1
+from marts.fct_judge_validation_prompts as v join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+where v.labeler = $labeler
+order by v.yardstick, 3, 4
+"""
+
+
+def read_uncertainty_inputs(con, labeler: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+    """The labels, judgements, candidates (only those a re-draw can pick) and yardstick rows of
+    `labeler`, benchmark and prompt as integer codes in name order, and the benchmarks by code."""
+    for statement in UNCERTAINTY_NAMES_SQL.split(";"):
+        if statement.strip():
+            con.execute(statement, {"labeler": labeler})
+    benchmarks = [row[0] for row in con.execute("select benchmark from uncertain_benchmarks order by code").fetchall()]
+    labels = con.execute(UNCERTAIN_LABELS_SQL).df()
+    judgements = con.execute(UNCERTAIN_JUDGEMENTS_SQL, {"labeler": labeler}).df()
+    candidates = con.execute(UNCERTAIN_CANDIDATES_SQL, {"labeler": labeler}).df()
+    validation = con.execute(UNCERTAIN_VALIDATION_SQL, {"labeler": labeler}).df()
+    return labels, judgements, candidates, validation, benchmarks
+
+
+def coded_uncertainty_tables(labels, judgements, candidates, validation, tasks, labeler, threshold, bars, benchmarks: list[str]) -> dict[str, pd.DataFrame]:
+    """uncertainty.uncertainty_tables on coded inputs (read_uncertainty_inputs), the benchmarks named again."""
+    tables = uncertainty_tables(labels, judgements, candidates, validation, tasks, labeler, threshold, bars)
+    abstention = tables["abstention_by_benchmark"]
+    names = abstention["benchmark"].map(lambda code: code if code == "all" else benchmarks[int(code)])
+    tables["abstention_by_benchmark"] = abstention.assign(benchmark=names.astype(str))
+    return tables
+
+
 @analysis_step("label_uncertainty", ["label_calibration", "work_time_uncovered_band", "abstention_by_benchmark"], UNCERTAINTY_DEPS)
 def label_uncertainty(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     """The active labeler's confidence calibrated on labels_dev's tune half, and the uncovered share
@@ -281,23 +344,12 @@ def label_uncertainty(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     labeler = settings.active_labeler
     with warehouse_db.connect() as con:
         # Ordered: the frames are the step's fingerprint as well as its input.
-        labels = con.execute("select benchmark, prompt_id, task_id, rank, score from marts.fct_prompt_task_labels order by benchmark, prompt_id, rank").df()
-        judgements = con.execute(
-            "select benchmark, prompt_id, status, reason, confidence from marts.fct_prompt_judgements where labeler = ? order by benchmark, prompt_id",
-            [labeler],
-        ).df()
-        candidates = con.execute(
-            "select benchmark, prompt_id, occupation_rank, occupation_probability, task_rank, task_id from marts.fct_prompt_candidates "
-            "where labeler = ? order by benchmark, prompt_id, occupation_rank, task_rank", [labeler]
-        ).df()
-        validation = con.execute(
-            "select yardstick, subset, benchmark, prompt_id, n_labels, occupation_top1 from marts.fct_judge_validation_prompts "
-            "where labeler = ? order by yardstick, benchmark, prompt_id", [labeler]
-        ).df()
+        labels, judgements, candidates, validation, benchmarks = read_uncertainty_inputs(con, labeler)
         tasks = con.execute("select task_id, onet_soc_code, hours from marts.dim_task left join marts.fct_task_hours using (task_id, onet_soc_code) order by task_id").df()
         bars = judge_bars(con, labeler)
     yield from computed_or_kept(
-        context, warehouse_db, uncertainty_tables, labels, judgements, candidates, validation, tasks, labeler, settings.coverage_threshold, bars
+        context, warehouse_db, coded_uncertainty_tables, labels, judgements, candidates, validation, tasks, labeler, settings.coverage_threshold, bars,
+        benchmarks,
     )
 
 
