@@ -28,6 +28,7 @@ import pytest
 import yaml
 from kubeconfig import kubeconfig_stub
 
+from workbank_dagster import warehouse
 from workbank_dagster.settings import PipelineSettings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -307,7 +308,7 @@ def test_the_warehouse_path_has_no_default_in_the_dbt_profile(tmp_path):
     given = str(tmp_path / "w.duckdb")
     profile = load_dbt_profile(raw, "local", env={**env, "WORKBANK_DUCKDB_PATH": given, "WORKBANK_PARTITIONS_DIR": str(tmp_path / "p")})
     assert profile.credentials.path == given
-    assert profile.credentials.settings == {"file_search_path": str(tmp_path / "p")}
+    assert profile.credentials.settings == {"file_search_path": str(tmp_path / "p"), "memory_limit": warehouse.MEMORY_LIMIT}
 
 
 def test_broken_dbt_profile_fails():
