@@ -278,14 +278,15 @@ UNCERTAINTY_DEPS = [
 # occupation's (rank > 1), within the prompt's own number of labels (uncertainty.label_sets takes
 # the first k of them). At a million prompts the candidates by name were some 30 rows a prompt with
 # two strings each; the step's peak memory followed them.
-UNCERTAINTY_NAMES_SQL = """
-create or replace temporary table uncertain_benchmarks as
+# Two statements: DuckDB binds parameters of the last statement of a string only.
+UNCERTAINTY_NAMES_SQL = (
+    """create or replace temporary table uncertain_benchmarks as
     select benchmark, row_number() over (order by benchmark) - 1 as code
-    from (select distinct benchmark from marts.fct_prompt_judgements where labeler = $labeler);
-create or replace temporary table uncertain_prompts as
+    from (select distinct benchmark from marts.fct_prompt_judgements where labeler = $labeler)""",
+    """create or replace temporary table uncertain_prompts as
     select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as code
-    from (select distinct benchmark, prompt_id from marts.fct_prompt_judgements where labeler = $labeler);
-"""
+    from (select distinct benchmark, prompt_id from marts.fct_prompt_judgements where labeler = $labeler)""",
+)
 UNCERTAIN_LABELS_SQL = """
 select b.code as benchmark, p.code as prompt_id, l.task_id, l.rank, l.score
 from marts.fct_prompt_task_labels as l join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
@@ -316,9 +317,8 @@ order by v.yardstick, 3, 4
 def read_uncertainty_inputs(con, labeler: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """The labels, judgements, candidates (only those a re-draw can pick) and yardstick rows of
     `labeler`, benchmark and prompt as integer codes in name order, and the benchmarks by code."""
-    for statement in UNCERTAINTY_NAMES_SQL.split(";"):
-        if statement.strip():
-            con.execute(statement, {"labeler": labeler})
+    for statement in UNCERTAINTY_NAMES_SQL:
+        con.execute(statement, {"labeler": labeler})
     benchmarks = [row[0] for row in con.execute("select benchmark from uncertain_benchmarks order by code").fetchall()]
     labels = con.execute(UNCERTAIN_LABELS_SQL).df()
     judgements = con.execute(UNCERTAIN_JUDGEMENTS_SQL, {"labeler": labeler}).df()
