@@ -21,7 +21,8 @@ LOCK_WAIT_SECONDS = 300.0
 # DuckDB takes up to 80% of the machine's memory by default and spills to disk only past it: a
 # bounded limit makes a large sort (the table exports' `order by all`) spill instead, so the
 # pipeline's memory does not grow with the corpus (bench/warehouse_growth.py). dbt's connections
-# take the same limit (dbt_project/profiles.yml).
+# take the same limit (dbt_project/profiles.yml). DuckDB's progress bar is off: it writes to stdout,
+# into the run's logs, whenever a statement takes more than two seconds.
 MEMORY_LIMIT = "3GB"
 
 
@@ -47,6 +48,7 @@ def connect(path: Path | str, *, read_only: bool = False, wait_seconds: float = 
             time.sleep(delay + random.uniform(0, delay))
             delay = min(delay * 2, 2.0)
     try:
+        con.execute("set enable_progress_bar = false")
         yield con
     finally:
         con.close()

@@ -187,8 +187,75 @@ def test_exports_leave_no_file_of_a_table_no_longer_exported(tmp_path):
     con.execute("create schema analysis; create table analysis.user_audit as select 1 as a")
     written = export_tables(con, folder)
     con.close()
-    assert written["table"].tolist() == ["marts.kept"]
+    assert [row["table"] for row in written] == ["marts.kept"]
     assert sorted(p.name for p in folder.iterdir()) == ["marts.kept.csv", "marts.kept.parquet", "notes.csv"]
+
+
+def test_a_long_table_is_exported_per_benchmark_and_a_refresh_writes_only_what_changed(tmp_path):
+    """A table longer than the row limit, with a `benchmark` column, is one folder of one subfolder per
+    benchmark; a refresh given the last listing rewrites only the benchmarks (and the whole tables) whose
+    rows changed, and deletes a removed benchmark's files. At a million prompts, writing every table
+    again took 73 s of the 234 s that adding one benchmark took."""
+    import os
+
+    from workbank_dagster.report.exports import export_tables
+
+    folder = tmp_path / "tables"
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    con.execute("create schema marts; create schema analysis")
+    con.execute("create table marts.long as select 'b' || (i % 3) as benchmark, (i * 7919) % 101 as x, 'r' || i as label from range(30) t(i)")
+    con.execute("create table analysis.small as select 1 as a")
+
+    def files():
+        return {p.relative_to(folder).as_posix(): p for p in folder.rglob("*") if p.is_file()}
+
+    def age_all():  # every file's mtime set far back: a rewritten file is newer
+        for path in files().values():
+            os.utime(path, ns=(0, 0))
+
+    def rewritten():
+        return sorted(name for name, path in files().items() if path.stat().st_mtime_ns > 0)
+
+    def assert_files_hold_the_table():
+        for value in ("b0", "b1", "b2"):
+            expected = con.execute("select * from marts.long where benchmark = ? order by all", [value]).fetchall()
+            for fmt in ("parquet", "csv"):
+                path = folder / "marts.long" / f"benchmark={value}" / f"data.{fmt}"
+                if path.parent.exists():
+                    assert con.execute(f"select * from '{path}'").fetchall() == expected, path
+
+    written = export_tables(con, folder, row_limit=10)
+    assert sorted(files()) == [
+        "analysis.small.csv", "analysis.small.parquet",
+        *[f"marts.long/benchmark={v}/data.{fmt}" for v in ("b0", "b1", "b2") for fmt in ("csv", "parquet")],
+    ]
+    assert_files_hold_the_table()
+    listing = written
+    assert [(row["table"], row["csv"], row["partitioned_by"], row["written"]) for row in listing] == [
+        ("analysis.small", "analysis.small.csv", None, 1), ("marts.long", "marts.long/", "benchmark", 3)
+    ]
+
+    age_all()
+    listing = export_tables(con, folder, listing, row_limit=10)
+    assert rewritten() == [] and [row["written"] for row in listing] == [0, 0]
+
+    con.execute("update marts.long set x = x + 1 where benchmark = 'b1'; delete from marts.long where benchmark = 'b2'")
+    con.execute("insert into marts.long select 'b0', 1000 + i, 'n' || i from range(2) t(i); delete from marts.long where x = 1000")
+    listing = export_tables(con, folder, listing, row_limit=10)
+    assert rewritten() == ["marts.long/benchmark=b0/data.csv", "marts.long/benchmark=b0/data.parquet",
+                           "marts.long/benchmark=b1/data.csv", "marts.long/benchmark=b1/data.parquet"]
+    assert not (folder / "marts.long" / "benchmark=b2").exists()
+    assert_files_hold_the_table()
+
+    # A lost file is written again; a table that falls under the limit becomes two files again.
+    (folder / "marts.long" / "benchmark=b0" / "data.csv").unlink()
+    age_all()
+    listing = export_tables(con, folder, listing, row_limit=10)
+    assert rewritten() == ["marts.long/benchmark=b0/data.csv", "marts.long/benchmark=b0/data.parquet"]
+    listing = export_tables(con, folder, listing, row_limit=100)
+    assert sorted(files()) == ["analysis.small.csv", "analysis.small.parquet", "marts.long.csv", "marts.long.parquet"]
+    assert con.execute(f"select * from '{folder / 'marts.long.parquet'}'").fetchall() == con.execute("select * from marts.long order by all").fetchall()
+    con.close()
 
 
 def test_the_page_template_escapes_what_is_not_marked_safe():

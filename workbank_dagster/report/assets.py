@@ -75,18 +75,24 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
 @dg.asset(
     key=EXPORTS,
     deps=[*MART_KEYS, *ANALYSIS_KEYS],
-    description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv.",
+    description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv (a table longer than a "
+    "spreadsheet's 1,048,576 rows: the folder <schema>.<table>/, one benchmark=<slug>/ subfolder each), written only where its rows changed.",
     **warehouse_step("report", "team:analysis", "parquet", "csv"),
 )
 def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     folder = pipeline_settings.resolve().output_dir / "tables"
+    listing = folder / "exports.json"
+    # The last export's listing says which tables (and which benchmarks of a long table) still hold.
+    previous = json.loads(listing.read_text()) if listing.exists() else []
     with warehouse_db.connect() as con:
-        written = export_tables(con, folder)
-    write_json_atomic(folder / "exports.json", written.to_dict("records"))
+        listed = export_tables(con, folder, previous)
+    write_json_atomic(listing, listed)
+    written = pd.DataFrame(listed, columns=["table", "rows", "written"])
     return dg.MaterializeResult(
         metadata={
             "folder": dg.MetadataValue.path(str(folder)),
             "n_tables": len(written),
+            "n_written": int(written["written"].sum()) if len(written) else 0,
             "dagster/row_count": int(written["rows"].sum()) if len(written) else 0,
             "tables": dg.MetadataValue.md(written[["table", "rows"]].to_markdown(index=False) if len(written) else "(none)"),
         }
@@ -173,7 +179,8 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     # The tables this run exported (exports.json), not whatever CSV files lie in the folder.
     listing = tables_dir / "exports.json"
     exported = sorted(row["csv"] for row in json.loads(listing.read_text())) if listing.exists() else []
-    downloads += [(f"../tables/{name}", name) for name in exported]
+    # A long table is a folder of one CSV per benchmark (the link opens the folder).
+    downloads += [(f"../tables/{name}", f"{name} (one folder per benchmark)" if name.endswith("/") else name) for name in exported]
     downloads += [(f"figures/{name}.svg", f"figure: {name}.svg") for name in available_figures(frames)]
     inputs = (
         frames,
