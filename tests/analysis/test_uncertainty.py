@@ -73,13 +73,16 @@ def test_label_sets_by_hand():
 def test_re_drawing_chooses_one_set_per_prompt_as_often_as_its_probability():
     labels, judgements, candidates, tasks = _toy()
     sets = label_sets(labels, judgements, candidates, tasks["task_id"].to_numpy())
-    probabilities = np.repeat(sets.probabilities(np.array([[0.8], [0.5]])), 20000, axis=1)
-    chosen = sets.choose(probabilities, np.random.default_rng(0))
-    assert (np.bincount(sets.prompt, weights=chosen[:, 0]) == 1).all() and chosen.sum() == 2 * 20000
-    assert chosen.mean(axis=1) == pytest.approx(probabilities[:, 0], abs=0.01)
+    q, rng = np.array([0.8, 0.5]), np.random.default_rng(0)
+    chosen = np.stack([sets.choose(q, rng.random(2)) for _ in range(20000)])  # draws x prompts: a set of each prompt
+    assert (sets.prompt[chosen] == [0, 1]).all()
+    frequency = np.bincount(chosen.ravel(), minlength=len(sets.prompt)) / 20000
+    assert frequency == pytest.approx(sets.probabilities(q[:, None])[:, 0], abs=0.01)
+    # The interval ends: u at q keeps the own set, u just past q takes the first alternative, u near 1 the last.
+    assert sets.choose(q, q).tolist() == [0, 3]
+    assert sets.choose(q, q + 1e-9).tolist() == [1, 4] and sets.choose(q, np.full(2, 1 - 1e-12)).tolist() == [2, 4]
     # Certain labels are never moved: the draws are the labels as they are.
-    always = sets.choose(sets.probabilities(np.ones((2, 3))), np.random.default_rng(1))
-    assert (always == sets.own[:, None]).all()
+    assert (sets.choose(np.ones(2), np.full(2, 0.999)) == sets.own_set).all()
 
 
 def test_the_band_s_point_is_the_headline_and_certain_labels_give_no_width():

@@ -29,6 +29,7 @@ known labels, how often the band covers the truth.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -140,16 +141,42 @@ class LabelSets:
         keep = np.where(has_alternative[:, None], q, 1.0)[self.prompt]
         return np.where(self.own[:, None], keep, (1.0 - keep) * self.share[:, None])
 
-    def choose(self, probabilities: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """One set per prompt and column, drawn with `probabilities` (sets x columns; sets are grouped
-        by prompt, in order): 1.0 where a set is chosen, else 0.0."""
-        cumulative = np.cumsum(probabilities, axis=0)
-        first = np.r_[True, self.prompt[1:] != self.prompt[:-1]]  # each prompt's first set
-        before = (cumulative - probabilities)[first]  # the probability of every earlier prompt's sets, one row per prompt
-        within = cumulative - before[np.cumsum(first) - 1]
-        within[np.r_[first[1:], True]] = 1.0  # each prompt's last set closes its interval exactly
-        u = rng.random((self.n_prompts, probabilities.shape[1]))[self.prompt]
-        return ((within - probabilities < u) & (u <= within)).astype(float)
+    @cached_property
+    def own_set(self) -> np.ndarray:
+        """Each prompt's own set (sets are grouped by prompt, its own first)."""
+        return np.flatnonzero(self.own)
+
+    @cached_property
+    def has_alternative(self) -> np.ndarray:
+        return np.bincount(self.prompt[~self.own], minlength=self.n_prompts) > 0
+
+    @cached_property
+    def alternative_bounds(self) -> np.ndarray:
+        """prompts x (most alternatives of a prompt): each prompt's running sum of its alternatives'
+        shares, the last one (and the padding after it) exactly 1.0."""
+        alternative = ~self.own
+        position = np.arange(len(self.own)) - self.own_set[self.prompt] - 1  # 0 for a prompt's first alternative
+        width = int(position[alternative].max()) + 1 if alternative.any() else 1
+        shares = np.zeros((self.n_prompts, width))
+        shares[self.prompt[alternative], position[alternative]] = self.share[alternative]
+        bounds = np.cumsum(shares, axis=1)
+        n_alternatives = np.bincount(self.prompt[alternative], minlength=self.n_prompts)
+        bounds[np.arange(width)[None, :] >= (n_alternatives - 1)[:, None]] = 1.0
+        return bounds
+
+    def choose(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """The set each prompt draws, with the probabilities of `probabilities(q)`: given u uniform on
+        [0, 1) per prompt, its own set when u <= q (always, for a prompt without alternatives), else the
+        alternative whose interval of the running share sum holds (u - q) / (1 - q). Per prompt, not
+        per set: at a million prompts a draw over every set took 84 ms, 200 times."""
+        keep = np.where(self.has_alternative, q, 1.0)
+        chosen = self.own_set.copy()
+        moved = np.flatnonzero(u > keep)
+        if len(moved):
+            within = (u[moved] - keep[moved]) / (1.0 - keep[moved])
+            step = (self.alternative_bounds[moved] < within[:, None]).sum(axis=1)
+            chosen[moved] += 1 + np.minimum(step, self.alternative_bounds.shape[1] - 1)
+        return chosen
 
 
 def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.DataFrame, task_ids: np.ndarray) -> LabelSets:
@@ -211,13 +238,22 @@ def draw_shares(sets: LabelSets, calibration: Calibration, hours: np.ndarray, oc
     else:
         a, b = np.full(draws, calibration.intercept), np.full(draws, calibration.slope)
     logit_confidence = _logit(sets.confidence)[:, None]
-    by_task = sets.incidence.T.tocsr()
-    counts = np.empty((sets.incidence.shape[1], draws))  # tasks x draws
+    n_tasks = sets.incidence.shape[1]
+    own_counts = np.asarray(sets.incidence.T @ sets.own.astype(float))
+    counts = np.empty((n_tasks, draws))  # tasks x draws
     step = draws_per_chunk(sets.incidence.shape[0], draws, chunk_bytes)
     for start in range(0, draws, step):
         columns = slice(start, min(start + step, draws))
         q = _expit(a[None, columns] + b[None, columns] * logit_confidence)
-        counts[:, columns] = np.asarray(by_task @ sets.choose(sets.probabilities(q), rng))
+        u = rng.random((sets.n_prompts, q.shape[1]))
+        for column in range(q.shape[1]):
+            # A draw's counts are the own labels' counts, with the moved prompts' own sets taken out
+            # and the sets they moved to put in.
+            chosen = sets.choose(q[:, column], u[:, column])
+            moved = chosen != sets.own_set
+            added = np.bincount(sets.incidence[chosen[moved]].indices, minlength=n_tasks)
+            removed = np.bincount(sets.incidence[sets.own_set[moved]].indices, minlength=n_tasks)
+            counts[:, start + column] = own_counts + added - removed
     covered = counts >= threshold
     has_hours = ~np.isnan(hours)
     weights = np.where(has_hours, hours, 0.0)
