@@ -137,8 +137,7 @@ class LabelSets:
     def probabilities(self, q: np.ndarray) -> np.ndarray:
         """Each set's probability (sets x columns of q) when each prompt's own labels are right with
         probability q[prompt] (prompts x columns); a prompt without alternatives keeps its own."""
-        has_alternative = np.bincount(self.prompt[~self.own], minlength=self.n_prompts) > 0
-        keep = np.where(has_alternative[:, None], q, 1.0)[self.prompt]
+        keep = np.where(self.has_alternative[:, None], q, 1.0)[self.prompt]
         return np.where(self.own[:, None], keep, (1.0 - keep) * self.share[:, None])
 
     @cached_property
@@ -147,8 +146,13 @@ class LabelSets:
         return np.flatnonzero(self.own)
 
     @cached_property
+    def n_alternatives(self) -> np.ndarray:
+        """Each prompt's alternative sets."""
+        return np.bincount(self.prompt[~self.own], minlength=self.n_prompts)
+
+    @property
     def has_alternative(self) -> np.ndarray:
-        return np.bincount(self.prompt[~self.own], minlength=self.n_prompts) > 0
+        return self.n_alternatives > 0
 
     @cached_property
     def alternative_bounds(self) -> np.ndarray:
@@ -160,8 +164,7 @@ class LabelSets:
         shares = np.zeros((self.n_prompts, width))
         shares[self.prompt[alternative], position[alternative]] = self.share[alternative]
         bounds = np.cumsum(shares, axis=1)
-        n_alternatives = np.bincount(self.prompt[alternative], minlength=self.n_prompts)
-        bounds[np.arange(width)[None, :] >= (n_alternatives - 1)[:, None]] = 1.0
+        bounds[np.arange(width)[None, :] >= (self.n_alternatives - 1)[:, None]] = 1.0
         return bounds
 
     def choose(self, q: np.ndarray, u: np.ndarray) -> np.ndarray:
