@@ -101,9 +101,14 @@ def _round_json(value):
 
 
 def _without_log_counts(value):
-    """The exports listing (a list of {table, rows, ...}) with the log tables' row counts left out."""
+    """The exports listing (a list of {table, rows, ..., fingerprint}) with the log tables' row counts
+    left out, and every table's fingerprint: it is a bit-level digest of the rows (count and sum of
+    row hashes), and the snapshot compares the tables themselves canonically (their exported files)."""
     if isinstance(value, list):
-        return [{**v, "rows": None} if isinstance(v, dict) and v.get("table") in LOG_TABLES else v for v in value]
+        return [
+            {**v, "fingerprint": None, **({"rows": None} if v.get("table") in LOG_TABLES else {})} if isinstance(v, dict) else v
+            for v in value
+        ]
     return value
 
 
