@@ -150,7 +150,7 @@ class LabelSets:
         """Each prompt's alternative sets."""
         return np.bincount(self.prompt[~self.own], minlength=self.n_prompts)
 
-    @property
+    @cached_property
     def has_alternative(self) -> np.ndarray:
         return self.n_alternatives > 0
 
