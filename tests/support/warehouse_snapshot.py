@@ -100,7 +100,7 @@ def _round_json(value):
     return value
 
 
-def _without_log_counts(value):
+def _canonical_listing(value):
     """The exports listing (a list of {table, rows, ..., fingerprint}) with the log tables' row counts
     left out, and every table's fingerprint: it is a bit-level digest of the rows (count and sum of
     row hashes), and the snapshot compares the tables themselves canonically (their exported files)."""
@@ -146,7 +146,7 @@ def file_hashes(folder: Path, root: Path | None = None) -> dict[str, dict[str, s
             suffix = path.suffix.lower()
             literal = str(path).replace("'", "''")
             if suffix == ".json":
-                digest = hashlib.sha256(json.dumps(_without_log_counts(_round_json(json.loads(data))), sort_keys=True).encode()).hexdigest()
+                digest = hashlib.sha256(json.dumps(_canonical_listing(_round_json(json.loads(data))), sort_keys=True).encode()).hexdigest()
             elif suffix == ".parquet":
                 digest = canonical_hash(con, f"read_parquet('{literal}')")
             elif suffix == ".csv":
