@@ -12,12 +12,12 @@
   rows' file hash: its pre-hook deletes the benchmarks whose hash changed or that left
   (`delete_benchmarks_read_anew`), and a build aggregates the benchmarks it does not hold.
 
-  Marts over staging: strategy `by_benchmark`. The model's select is computed whole, into a
-  temporary table; each benchmark's rows there and in the model are compared by count and an
-  order-independent hash, and only the benchmarks that differ are deleted and inserted. So a mart
-  rewrites what changed and its SQL stays a plain select; a changed var or filter is found the same
-  way (the rows differ). What dbt cannot see from the rows (an edited model, macro or column: the
-  project's files) makes the pipeline run `dbt build --full-refresh` (transform/assets.py).
+  Marts over staging (fct_benchmark_prompts, fct_prompt_candidates, ...) only select, union and filter
+  staging rows: they are views, which hold nothing to rebuild. (An incremental strategy that computed
+  each mart's select whole and compared it by benchmark cost 8.5 s for fct_prompt_candidates alone at
+  a million prompts on every refresh: docs/scaling.md.) What dbt cannot see from the files (an edited
+  model, macro or column, a var: the project) makes the pipeline run `dbt build --full-refresh`
+  (transform/assets.py).
 -#}
 
 {% macro benchmark_files(table) %}
@@ -104,34 +104,4 @@ delete from {{ this }} where benchmark not in (
         on built.benchmark = read_now.benchmark and built.source_file_hash = read_now.source_file_hash
 )
 {%- endif -%}
-{% endmacro %}
-
-{% macro get_incremental_by_benchmark_sql(arg_dict) %}
-{#- Incremental strategy `by_benchmark`: replace the rows of every benchmark whose rows differ between the
-    model's fresh select (the temporary relation) and the model; a benchmark the select no longer has leaves. -#}
-{%- set target = arg_dict['target_relation'] -%}
-{%- set fresh = arg_dict['temp_relation'] -%}
-{%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
-{%- set changed = make_temp_relation(target, '__changed_benchmarks') -%}
-create or replace temporary table {{ changed.identifier }} as
-with fresh_prints as (
-    select benchmark, count(*) as n_rows, sum(hash({{ columns }})::hugeint) as rows_hash
-    from {{ fresh }} group by benchmark
-),
-
-built_prints as (
-    select benchmark, count(*) as n_rows, sum(hash({{ columns }})::hugeint) as rows_hash
-    from {{ target }} group by benchmark
-)
-
-select benchmark
-from fresh_prints full outer join built_prints using (benchmark)
-where fresh_prints.rows_hash is distinct from built_prints.rows_hash or fresh_prints.n_rows is distinct from built_prints.n_rows;
-
-delete from {{ target }} where benchmark in (select benchmark from {{ changed.identifier }});
-
-insert into {{ target }} ({{ columns }})
-select {{ columns }} from {{ fresh }} where benchmark in (select benchmark from {{ changed.identifier }});
-
-drop table {{ changed.identifier }}
 {% endmacro %}

@@ -1,5 +1,6 @@
 -- Every benchmark prompt's identity and text hash (the text itself stays in staging and raw).
--- Incremental by benchmark (macros/by_benchmark.sql): only the benchmarks whose rows differ are rewritten.
-{{ config(materialized='incremental', incremental_strategy='by_benchmark', on_schema_change='fail') }}
+-- A view: it selects from incremental staging tables (macros/by_benchmark.sql) and holds no rows of
+-- its own, so a refresh rewrites only what staging read anew.
+{{ config(materialized='view') }}
 select benchmark, prompt_id, prompt_hash, prompt_chars
 from {{ ref('stg_benchmarks__prompts') }}

@@ -1,5 +1,6 @@
 -- Per-prompt model results: the score in [0, 1] of each model on each prompt.
--- Incremental by benchmark (macros/by_benchmark.sql): only the benchmarks whose rows differ are rewritten.
-{{ config(materialized='incremental', incremental_strategy='by_benchmark', on_schema_change='fail') }}
+-- A view: it selects from incremental staging tables (macros/by_benchmark.sql) and holds no rows of
+-- its own, so a refresh rewrites only what staging read anew.
+{{ config(materialized='view') }}
 select benchmark, model, prompt_id, score
 from {{ ref('stg_benchmarks__results') }}

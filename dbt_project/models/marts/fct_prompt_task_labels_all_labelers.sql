@@ -1,7 +1,8 @@
 -- Every labeler's prompt -> task labels side by side (labeler says whose): the judges' staging models,
 -- unioned. fct_prompt_task_labels keeps the active labeler's.
--- Incremental by benchmark (macros/by_benchmark.sql): only the benchmarks whose rows differ are rewritten.
-{{ config(materialized='incremental', incremental_strategy='by_benchmark', on_schema_change='fail') }}
+-- A view: it selects from incremental staging tables (macros/by_benchmark.sql) and holds no rows of
+-- its own, so a refresh rewrites only what staging read anew.
+{{ config(materialized='view') }}
 select benchmark, prompt_id, task_id, rank, score, labeler, prompt_hash
 from {{ ref('stg_labeling__embedded_labels') }}
 union all
