@@ -146,3 +146,34 @@ def test_a_full_rebuild_is_one_command(monkeypatch):
     assert "ops" not in full_run_config()
     settings = PipelineSettings(data_dir="data").resolve()
     assert "--full-refresh" in dbt_build_args(settings, full_refresh=True) and "--full-refresh" not in dbt_build_args(settings)
+
+
+def test_the_uniqueness_test_finds_a_duplicated_row(tmp_path, small_base_run, session_cache):
+    """unique_combination_of_columns (macros/test_unique_combination.sql) groups by a hash of the
+    combination before the columns: a label row written twice still fails it, naming that row."""
+    copy_small_run(small_base_run, tmp_path, session_cache)
+    data = tmp_path / "data"
+    settings = PipelineSettings(data_dir=str(data)).resolve()
+    con = duckdb.connect(str(data / "warehouse.duckdb"))
+    try:
+        benchmark, prompt_id, task_id = con.execute(
+            "insert into staging.stg_labeling__embedded_labels select * from staging.stg_labeling__embedded_labels "
+            "order by benchmark, prompt_id, task_id limit 1 returning benchmark, prompt_id, task_id"
+        ).fetchone()
+    finally:
+        con.close()
+    select = "test_name:unique_combination_of_columns,fct_prompt_task_labels"
+    completed = subprocess.run(
+        [dbt_executable(), "test", *dbt_build_args(settings)[1:], "--select", select, "--store-failures", "--project-dir", str(DBT_PROJECT_DIR),
+         "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(tmp_path / "target")],
+        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
+    )
+    assert completed.returncode != 0 and "FAIL 1 unique_combination_of_columns_fct_prompt_task_labels" in completed.stdout, completed.stdout[-3000:]
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    try:
+        # dbt stores the failing rows in its audit schema, the test's name shortened to a hash
+        failures = [name for (name,) in con.execute("select table_schema || '.' || table_name from information_schema.tables where table_schema like '%dbt_test__audit'").fetchall()]
+        assert len(failures) == 1
+        assert con.execute(f"select benchmark, prompt_id, task_id, n from {failures[0]}").fetchall() == [(benchmark, prompt_id, task_id, 2)]
+    finally:
+        con.close()
