@@ -298,14 +298,20 @@ from marts.fct_prompt_judgements as j join uncertain_benchmarks as b using (benc
 where j.labeler = $labeler
 order by 1, 2
 """
-UNCERTAIN_CANDIDATES_SQL = """
-with own as (select benchmark, prompt_id, count(*) as n_labels from marts.fct_prompt_task_labels group by benchmark, prompt_id)
-select b.code as benchmark, p.code as prompt_id, c.occupation_rank, c.occupation_probability, c.task_rank, c.task_id
-from marts.fct_prompt_candidates as c
-join own using (benchmark, prompt_id) join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
-where c.labeler = $labeler and c.occupation_rank > 1 and c.task_rank <= own.n_labels
-order by 1, 2, c.occupation_rank, c.task_rank
-"""
+# The labeled prompts coded once, with their number of labels, so the candidates (29.5 M rows at a
+# million prompts) meet one join on their names instead of three; and no candidate ranked below every
+# prompt's number of labels reaches it (4.3 s to 2.5 s at a million prompts, the same rows).
+UNCERTAIN_CANDIDATES_SQL = (
+    """create or replace temporary table relabeled_prompts as
+    select b.code as benchmark_code, p.code as prompt_code, l.benchmark, l.prompt_id, count(*) as n_labels
+    from marts.fct_prompt_task_labels as l join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+    group by all""",
+    """select r.benchmark_code as benchmark, r.prompt_code as prompt_id, c.occupation_rank, c.occupation_probability, c.task_rank, c.task_id
+    from marts.fct_prompt_candidates as c join relabeled_prompts as r using (benchmark, prompt_id)
+    where c.labeler = $labeler and c.occupation_rank > 1 and c.task_rank <= r.n_labels
+        and c.task_rank <= (select max(n_labels) from relabeled_prompts)
+    order by 1, 2, c.occupation_rank, c.task_rank""",
+)
 UNCERTAIN_VALIDATION_SQL = """
 select v.yardstick, v.subset, b.code as benchmark, p.code as prompt_id, v.n_labels, v.occupation_top1
 from marts.fct_judge_validation_prompts as v join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
@@ -322,7 +328,8 @@ def read_uncertainty_inputs(con, labeler: str) -> tuple[pd.DataFrame, pd.DataFra
     benchmarks = [row[0] for row in con.execute("select benchmark from uncertain_benchmarks order by code").fetchall()]
     labels = con.execute(UNCERTAIN_LABELS_SQL).df()
     judgements = con.execute(UNCERTAIN_JUDGEMENTS_SQL, {"labeler": labeler}).df()
-    candidates = con.execute(UNCERTAIN_CANDIDATES_SQL, {"labeler": labeler}).df()
+    con.execute(UNCERTAIN_CANDIDATES_SQL[0])
+    candidates = con.execute(UNCERTAIN_CANDIDATES_SQL[1], {"labeler": labeler}).df()
     validation = con.execute(UNCERTAIN_VALIDATION_SQL, {"labeler": labeler}).df()
     return labels, judgements, candidates, validation, benchmarks
 

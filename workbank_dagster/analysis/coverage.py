@@ -27,8 +27,12 @@ def prompts_per_task(labels: pd.DataFrame, *, dedupe_texts: bool = False) -> pd.
     """Distinct prompts per task; with dedupe_texts, identical prompt texts count once."""
     if labels.empty:
         return pd.Series(dtype="int64")
-    key = labels["prompt_hash"] if dedupe_texts else labels["benchmark"].astype(str) + "\x1f" + labels["prompt_id"].astype(str)
-    return key.groupby(labels["task_id"].astype(int)).nunique()
+    task = labels["task_id"].astype(int)
+    if dedupe_texts:
+        return labels["prompt_hash"].groupby(task).nunique()
+    # Distinct (task, benchmark, prompt) rows, counted: a string key per label and nunique took 1.5 s on
+    # 2.3 M labels.
+    return pd.DataFrame({"task_id": task.to_numpy(), "benchmark": labels["benchmark"].to_numpy(), "prompt_id": labels["prompt_id"].to_numpy()}).drop_duplicates().groupby("task_id").size()
 
 
 def aligned_to_tasks(per_task: pd.Series, tasks: pd.DataFrame) -> np.ndarray:
