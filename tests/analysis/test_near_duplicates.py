@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from workbank_dagster.analysis.near_duplicates import labels_with_twins
+from workbank_dagster.analysis.near_duplicates import labels_with_twins, near_duplicate_counts
 
-OWNER = {1: "A", 2: "B", 3: "C", 4: "A", 5: "B"}
+OWNER = {1: "A", 2: "B", 3: "C", 4: "A", 5: "B", 6: None}
 # 1 (A) ~ 2 (B) ~ 3 (C) are one piece of work listed three times; 4 (A) and 5 (B) have no twin.
 TWINS = pd.DataFrame(
     [(1, 2), (2, 1), (1, 3), (3, 1), (2, 3), (3, 2)], columns=["task_id", "twin_task_id"]
@@ -49,3 +49,25 @@ def test_by_evidence_moves_a_label_to_its_twin_in_the_top_occupation():
 def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="unknown near-duplicate mode 'both'"):
         labels_with_twins(_labels([("x", "p", 1, 1, "h")]), TWINS, "both", OWNER)
+
+
+def test_counts_are_distinct_prompts_per_task_whether_prompts_are_names_or_codes():
+    """near_duplicate_counts counts prompts, not rows (a label read twice counts once), and the step
+    reads benchmark and prompt as integer codes: the counts are those of the names. A prompt whose
+    rank-1 task has no occupation (6, in y/q) moves no label, not even to a twin of no occupation."""
+    tasks = pd.DataFrame({"task_id": list(OWNER), "onet_soc_code": list(OWNER.values())})
+    twins = pd.concat([TWINS, pd.DataFrame([(2, 6), (6, 2)], columns=["task_id", "twin_task_id"])], ignore_index=True)
+    named = _labels([
+        ("x", "p", 4, 1, "h"), ("x", "p", 2, 2, "h"), ("x", "p", 2, 2, "h"),
+        ("x", "q", 2, 1, "g"), ("y", "p", 3, 1, "f"), ("y", "p", 6, 2, "f"), ("y", "q", 6, 1, "e"), ("y", "q", 2, 2, "e"),
+    ]).drop(columns="prompt_hash")
+    counts = near_duplicate_counts(named, twins, tasks)
+    assert {mode: counts[mode].to_dict() for mode in counts} == {
+        "separate": {2: 3, 3: 1, 4: 1, 6: 2},
+        "together": {1: 4, 2: 4, 3: 4, 4: 1, 6: 4},
+        "by_evidence": {1: 1, 2: 2, 3: 1, 4: 1, 6: 2},
+    }
+    coded = named.assign(benchmark=named["benchmark"].map({"x": 0, "y": 1}), prompt_id=named["prompt_id"].map({"p": 0, "q": 1}))
+    assert all(dtype.kind == "i" for dtype in coded.dtypes[["benchmark", "prompt_id"]])
+    for mode, per_task in near_duplicate_counts(coded, twins, tasks).items():
+        pd.testing.assert_series_equal(per_task, counts[mode], check_exact=True)

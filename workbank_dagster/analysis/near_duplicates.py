@@ -44,7 +44,9 @@ def labels_with_twins(labels: pd.DataFrame, twins: pd.DataFrame, mode: str, task
         top = frame.sort_values([*keys, "rank"]).drop_duplicates(keys)[[*keys, "task_id"]]
         top = top.assign(top_occupation=top["task_id"].map(task_occupation)).drop(columns="task_id")
         moved = frame.merge(top, on=keys).merge(pairs, on="task_id", how="left")
-        moved["twin_occupation"] = moved["twin_task_id"].map(lambda t: task_occupation.get(int(t)) if pd.notna(t) else None)
+        # A dict lookup of the whole column (a float one: no twin is NaN, which finds no occupation),
+        # not a function a row: the same occupations, at a million prompts some 2.8 million rows.
+        moved["twin_occupation"] = moved["twin_task_id"].map(task_occupation)
         moved["own_occupation"] = moved["task_id"].map(task_occupation)
         hit = (moved["twin_occupation"] == moved["top_occupation"]) & (moved["own_occupation"] != moved["top_occupation"])
         # One row per label: its twin in the top occupation where there is one (the smallest such id), else itself.
@@ -64,6 +66,8 @@ def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.D
     out = {}
     for mode in MODES:
         counted = labels_with_twins(labels, twins, mode, owner)
-        key = counted["benchmark"].astype(str) + "\x1f" + counted["prompt_id"].astype(str)
-        out[mode] = key.groupby(counted["task_id"].astype(int)).nunique() if len(counted) else pd.Series(dtype="int64")
+        # Distinct (benchmark, prompt_id, task_id) rows, counted per task: the prompts are compared as
+        # the columns are (integer codes as the step reads them), not as one string a row.
+        distinct = counted.drop_duplicates(["benchmark", "prompt_id", "task_id"])
+        out[mode] = distinct.groupby(distinct["task_id"].astype(int)).size() if len(counted) else pd.Series(dtype="int64")
     return out
