@@ -129,17 +129,26 @@ def test_the_bootstrap_draws_as_it_did_with_one_count_per_benchmark():
     from scipy import sparse
 
     incidence = sparse.csr_matrix((np.ones(115), ([at[(b, p)] for b, p in zip(labels["benchmark"], labels["prompt_id"])], labels["task_id"])), shape=(115, 30))
-    draw = np.random.default_rng(7)
+    hours = tasks["hours"].to_numpy()
+
+    def as_it_was(groups):
+        draw = np.random.default_rng(7)
+        shares = []
+        for _ in range(50):
+            weights = np.zeros(115)
+            for members in groups:
+                weights += np.bincount(draw.choice(members, size=len(members), replace=True), minlength=115)
+            shares.append(hours[(incidence.T @ weights) < 3].sum() / hours.sum())
+        return shares
+
     groups = [np.where(ordered["benchmark"].to_numpy() == b)[0] for b in ordered["benchmark"].unique()]
-    shares = []
-    for _ in range(50):
-        weights = np.zeros(115)
-        for members in groups:
-            weights += np.bincount(draw.choice(members, size=len(members), replace=True), minlength=115)
-        hours = tasks["hours"].to_numpy()
-        shares.append(hours[(incidence.T @ weights) < 3].sum() / hours.sum())
+    shares = as_it_was(groups)
     assert list(ours["shares"]) == shares
-    assert bootstrap_share(incidence, tasks["hours"].to_numpy(), groups, 3, replicates=50, rng=np.random.default_rng(7))["shares"].tolist() == shares
+    assert bootstrap_share(incidence, hours, groups, 3, replicates=50, rng=np.random.default_rng(7))["shares"].tolist() == shares
+    # Groups that are not runs of consecutive prompts (drawn from by position in the group, not as a
+    # range), and a one-prompt group, draw as they did too.
+    mixed = [np.arange(0, 114, 2), np.arange(1, 114, 2)[::-1], np.array([114])]
+    assert bootstrap_share(incidence, hours, mixed, 3, replicates=50, rng=np.random.default_rng(7))["shares"].tolist() == as_it_was(mixed)
 
 
 def test_bca_interval_matches_scipy_on_the_same_replicates():

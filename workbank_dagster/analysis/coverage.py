@@ -201,17 +201,31 @@ def uncovered_share(counts: np.ndarray, hours: np.ndarray, threshold: int) -> fl
     return float(hours[has_hours & (counts < threshold)].sum() / hours[has_hours].sum())
 
 
+def _range_start(members: np.ndarray) -> int | None:
+    """The first of `members` when they are consecutive integers in order (start, start+1, …), else None."""
+    if len(members) == 0 or not np.issubdtype(members.dtype, np.integer):
+        return None
+    start = int(members[0])
+    return start if np.array_equal(members, np.arange(start, start + len(members), dtype=members.dtype)) else None
+
+
 def bootstrap_share(incidence, hours: np.ndarray, groups: list[np.ndarray], threshold: int, *, replicates: int, rng, progress=None) -> dict:
     """The bootstrap of `uncovered_share` over a prompt x task incidence matrix, prompts resampled
     within `groups` (benchmarks); the estimate, every interval of `bootstrap_intervals` and the
     replicates."""
     n_prompts = incidence.shape[0]
     shares = np.empty(replicates)
+    starts = [_range_start(members) for members in groups]
     meter = progress("bootstrap of the uncovered work-time share", replicates, "replicates") if progress is not None else None
     for r in range(replicates):
         # The draws of every benchmark, counted once (a count per benchmark was n_prompts long each);
         # `members[rng.integers(0, n, n)]` is what `rng.choice(members, n)` draws, without its checks.
-        drawn = [members[rng.integers(0, len(members), size=len(members))] for members in groups]
+        # For members start..start+n-1, `rng.integers(start, start + n, n)` is the same array from the
+        # same draws (the generator draws offsets in [0, n) and adds `low`), without the gather.
+        drawn = [
+            members[rng.integers(0, len(members), size=len(members))] if start is None else rng.integers(start, start + len(members), size=len(members))
+            for members, start in zip(groups, starts)
+        ]
         weights = np.bincount(np.concatenate(drawn) if drawn else np.zeros(0, np.int64), minlength=n_prompts).astype(float)
         shares[r] = uncovered_share(incidence.T @ weights, hours, threshold)
         if meter is not None:
