@@ -29,15 +29,25 @@ def intent_halves(validation: pd.DataFrame, labeler: str) -> dict[str, str]:
     return dict(zip(mine["benchmark"], mine["subset"]))
 
 
+def by_benchmark(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """benchmark → its rows of `frame`, in the frame's order (none for an empty frame)."""
+    # One groupby instead of comparing every row once per benchmark: with a thousand benchmarks those
+    # filters cost seconds.
+    return dict(tuple(frame.groupby("benchmark", sort=False))) if len(frame) else {}
+
+
 def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.DataFrame, labeler: str, top: int = 3) -> pd.DataFrame:
     """One row per benchmark of the index: prompts, labeled prompts, the abstained share (of the prompts
     the judge read), its `top` occupations and 2 families as (title, share of labeled prompts) lists,
     and the intent figures (NaN where the benchmark has none)."""
     intent = intent_figures(validation, labeler)
     halves = intent_halves(validation, labeler)
+    parts = by_benchmark(landing)
     rows = []
     for b in index.itertuples(index=False):
-        mine = landing[landing["benchmark"] == b.benchmark].sort_values("occupation_rank") if len(landing) else landing
+        # Each benchmark's own groupby, as before: the family sums' last bit (which can order two families)
+        # depends on the rows pandas sums together, so one groupby over every benchmark could differ.
+        mine = parts.get(b.benchmark, landing.iloc[0:0]).sort_values("occupation_rank") if len(landing) else landing
         occupations = [(t, float(s)) for t, s in zip(mine["occupation_title"][:top], mine["share_of_labeled"][:top])] if len(mine) else []
         families = (
             mine.groupby(["family_code", "family_title"], as_index=False)["share_of_labeled"].sum().sort_values(["share_of_labeled", "family_code"], ascending=[False, True])

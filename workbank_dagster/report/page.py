@@ -26,7 +26,7 @@ from .bars import FAMILY_BAR
 from .figures import available_figures, esc
 from .formats import isnan as _isnan
 from .formats import num, pct
-from .landing import landing_rows, shares_text
+from .landing import by_benchmark, landing_rows, shares_text
 from .limits import band_position, limitations
 
 CSS = """
@@ -346,12 +346,14 @@ def landing_body(f: Mapping, labeler: str, threshold: int, top_tasks: int = 25) 
              f"covered task (at least {threshold} prompts).</p>")
     data = {}
     landing, tasks = f["landing"], f["benchmark_tasks"]
+    landings, task_lists = by_benchmark(landing), by_benchmark(tasks)
     for r in rows.itertuples(index=False):
-        mine = landing[landing["benchmark"] == r.benchmark] if len(landing) else landing
-        theirs = tasks[tasks["benchmark"] == r.benchmark].head(top_tasks) if len(tasks) else tasks
+        mine = landings.get(r.benchmark, landing.iloc[0:0])
+        all_theirs = task_lists.get(r.benchmark, tasks.iloc[0:0])
+        theirs = all_theirs.head(top_tasks)
         data[r.benchmark] = {
             "summary": f"{r.benchmark}: {r.n_prompts_labeled:,} of {r.n_prompts:,} prompts labeled; the {min(len(theirs), top_tasks)} tasks its labels "
-                       f"carry most, of {int((tasks['benchmark'] == r.benchmark).sum()) if len(tasks) else 0}.",
+                       f"carry most, of {len(all_theirs)}.",
             "occupations": [[o, fam, f"{n:,}", f"{sh:.1%}"] for o, fam, n, sh in
                             zip(mine.get("occupation_title", []), mine.get("family_title", []), mine.get("n_prompts_top1", []), mine.get("share_of_labeled", []))],
             "tasks": [[t, o, f"{n:,}", f"{a:,}", "yes" if c else "no"] for t, o, n, a, c in
