@@ -398,3 +398,32 @@ def test_the_report_says_where_the_estimate_lies_against_the_label_uncertainty_b
     assert band_position(band.copy().replace({0.906: 0.88})) == "The estimate lies inside the band."
     assert "lies below the band" in band_position(band.copy().replace({0.906: 0.85})) and "look smaller" in band_position(band.copy().replace({0.906: 0.85}))
     assert band_position(band.copy().replace({0.878: float("nan")})) == ""
+
+
+def test_charts_of_a_thousand_benchmarks_show_the_largest_and_say_how_many_they_leave_out(tmp_path):
+    """Past MOST_CONTRIBUTIONS_SHOWN benchmarks the contribution chart draws the ones that cover most
+    alone and its title says of how many; past MOST_BENCHMARKS_IN_LEGEND the model-score scatter keeps
+    a legend entry for the benchmarks with most scores and one for the rest. Up to those, every
+    benchmark is drawn, under the old title (the real run's 24 benchmarks)."""
+    import re
+
+    from workbank_dagster.report.figures import MOST_BENCHMARKS_IN_LEGEND, MOST_CONTRIBUTIONS_SHOWN, benchmark_contribution
+    from workbank_dagster.report.static_figures import benchmark_contribution_svg, model_scores_svg
+
+    def contribution(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"benchmark": [f"b{i:04d}" for i in range(n)], "n_tasks_covered_only_with_it": [i % 97 for i in range(n)],
+                             "n_occupations_covered_only_with_it": 1, "change_without_it": 0.001})
+
+    few, many = contribution(24), contribution(1001)
+    assert list(benchmark_contribution(few).data[0].y) == list(few.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[True, False])["benchmark"])
+    assert benchmark_contribution(few).layout.title.text.endswith("Tasks covered only with each benchmark")
+    drawn = benchmark_contribution(many)
+    largest = many.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[False, True]).head(MOST_CONTRIBUTIONS_SHOWN)
+    assert list(drawn.data[0].y) == list(largest["benchmark"])[::-1] and list(drawn.data[0].x) == list(largest["n_tasks_covered_only_with_it"])[::-1]
+    assert f"the {MOST_CONTRIBUTIONS_SHOWN} that cover most alone, of 1,001" in drawn.layout.title.text
+    svg = benchmark_contribution_svg(many, tmp_path / "contribution.svg").read_text()
+    assert "of 1,001" in svg and sorted(set(re.findall(r"b\d{4}", svg))) == sorted(largest["benchmark"])
+
+    scores = pd.DataFrame({"benchmark": [f"s{i % 30:02d}" for i in range(300)] + ["s00"] * 5, "simple_score": 0.5, "weighted_score": 0.5})
+    legend = re.findall(r">(s\d\d|[\d,]+ other benchmarks)<", model_scores_svg(scores, tmp_path / "scores.svg").read_text())
+    assert legend == [f"s{i:02d}" for i in range(MOST_BENCHMARKS_IN_LEGEND)] + ["10 other benchmarks"]  # s00 has the most, then ties by name

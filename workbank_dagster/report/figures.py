@@ -364,9 +364,27 @@ def share_range(shares: pd.Series) -> list[float]:
     return [max(0.0, values.min() - pad), min(1.0, values.max() + pad)]
 
 
-def benchmark_contribution(contribution: pd.DataFrame) -> go.Figure:
-    """Per benchmark, the tasks covered only with it (what coverage would lose without it)."""
+# A chart of one bar or one legend entry per benchmark stops being read long before a thousand
+# benchmarks (at a million prompts the bar chart was 300 inches tall): past these, the charts show the
+# largest and say how many they leave out; the tables behind them keep every benchmark.
+MOST_CONTRIBUTIONS_SHOWN = 40
+MOST_BENCHMARKS_IN_LEGEND = 20
+
+
+def largest_contributions(contribution: pd.DataFrame, most: int = MOST_CONTRIBUTIONS_SHOWN) -> tuple[pd.DataFrame, str]:
+    """The benchmarks to draw, in drawing order (largest last, so on top of a horizontal bar chart),
+    at most `most` of them (the most tasks covered only with them, ties by name), and the title."""
     frame = contribution.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[True, False])
+    title = "Tasks covered only with each benchmark"
+    if len(frame) <= most:
+        return frame, title
+    return frame.tail(most), f"Tasks covered only with each benchmark: the {most} that cover most alone, of {len(frame):,}"
+
+
+def benchmark_contribution(contribution: pd.DataFrame) -> go.Figure:
+    """Per benchmark, the tasks covered only with it (what coverage would lose without it); the
+    largest MOST_CONTRIBUTIONS_SHOWN when there are more."""
+    frame, title = largest_contributions(contribution)
     fig = go.Figure(
         go.Bar(
             x=frame["n_tasks_covered_only_with_it"],
@@ -378,7 +396,7 @@ def benchmark_contribution(contribution: pd.DataFrame) -> go.Figure:
             "+%{customdata[1]:.2%} of work time uncovered<extra></extra>",
         )
     )
-    _layout(fig, "Tasks covered only with each benchmark", height=max(320, 26 * len(frame) + 120))
+    _layout(fig, title, height=max(320, 26 * len(frame) + 120))
     fig.update_layout(margin=dict(l=180, r=20, t=60, b=50))
     fig.update_xaxes(title="tasks covered with it and not without it")
     return fig

@@ -24,7 +24,18 @@ from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from .figures import COVERAGE_SCALE, COVERED, EXPOSED, FIGURE_DATA, NOT_EXPOSED, UNCOVERED, available_figures, refresh_note  # noqa: E402
+from .figures import (  # noqa: E402
+    COVERAGE_SCALE,
+    COVERED,
+    EXPOSED,
+    FIGURE_DATA,
+    MOST_BENCHMARKS_IN_LEGEND,
+    NOT_EXPOSED,
+    UNCOVERED,
+    available_figures,
+    largest_contributions,
+    refresh_note,
+)
 
 plt.rcParams.update({"svg.hashsalt": "workbank", "svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
 COVERAGE_CMAP = LinearSegmentedColormap.from_list("coverage", [(stop, colour) for stop, colour in COVERAGE_SCALE])
@@ -148,8 +159,15 @@ def importance_svg(importance: pd.DataFrame, path: Path) -> Path:
 
 def model_scores_svg(scores: pd.DataFrame, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(6, 5.5))
-    for benchmark, part in scores.groupby("benchmark", sort=True):
+    # One series (and legend entry) per benchmark, up to MOST_BENCHMARKS_IN_LEGEND: past that, the
+    # benchmarks with the most scores keep theirs and the others share one grey series.
+    named = scores["benchmark"].value_counts().sort_index(kind="stable").sort_values(ascending=False, kind="stable").index[:MOST_BENCHMARKS_IN_LEGEND]
+    for benchmark, part in scores[scores["benchmark"].isin(named)].groupby("benchmark", sort=True):
         ax.scatter(part["simple_score"], part["weighted_score"], s=10, alpha=0.6, label=benchmark)
+    others = scores[~scores["benchmark"].isin(named)]
+    if len(others):
+        ax.scatter(others["simple_score"], others["weighted_score"], s=6, alpha=0.3, color="#9aa5b1",
+                   label=f"{others['benchmark'].nunique():,} other benchmarks")
     ax.plot([0, 1], [0, 1], color="#9aa5b1", linestyle="--", linewidth=1)
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
@@ -203,11 +221,11 @@ def coverage_history_svg(history: pd.DataFrame, path: Path) -> Path:
 
 
 def benchmark_contribution_svg(contribution: pd.DataFrame, path: Path) -> Path:
-    frame = contribution.sort_values(["n_tasks_covered_only_with_it", "benchmark"], ascending=[True, False])
+    frame, title = largest_contributions(contribution)
     fig, ax = plt.subplots(figsize=(8, max(3.0, 0.3 * len(frame) + 1)))
     ax.barh(list(frame["benchmark"]), frame["n_tasks_covered_only_with_it"], color=COVERED)
     ax.set_xlabel("tasks covered with it and not without it")
-    ax.set_title("Tasks covered only with each benchmark", loc="left")
+    ax.set_title(title, loc="left")
     return _save(fig, path)
 
 
