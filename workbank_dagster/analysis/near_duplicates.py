@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .coverage import prompts_per_task
+
 MODES = ("separate", "together", "by_evidence")
 
 
@@ -65,9 +67,5 @@ def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.D
     owner = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
     out = {}
     for mode in MODES:
-        counted = labels_with_twins(labels, twins, mode, owner)
-        # Distinct (benchmark, prompt_id, task_id) rows, counted per task: the prompts are compared as
-        # the columns are (integer codes as the step reads them), not as one string a row.
-        distinct = counted.drop_duplicates(["benchmark", "prompt_id", "task_id"])
-        out[mode] = distinct.groupby(distinct["task_id"].astype(int)).size() if len(counted) else pd.Series(dtype="int64")
+        out[mode] = prompts_per_task(labels_with_twins(labels, twins, mode, owner))
     return out
