@@ -29,7 +29,7 @@ from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.runner import full_run_config
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.transform.assets import needs_full_refresh
-from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable
+from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable, dbt_vars_args
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 from synthetic_corpus import generate, read_profile, write_benchmark  # noqa: E402
@@ -53,14 +53,18 @@ MARTS_OVER_STAGING = (
 )
 
 
-def _dbt(data: Path, target: Path, *, full_refresh: bool = False) -> None:
-    """`dbt build` as the dbt_models step runs it, on the warehouse and partition files of `data`."""
+def _run_dbt(data: Path, target: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """dbt with `args` on the warehouse and partition files of `data`, as the dbt_models step runs it."""
     settings = PipelineSettings(data_dir=str(data)).resolve()
-    completed = subprocess.run(
-        [dbt_executable(), *dbt_build_args(settings, full_refresh=full_refresh), "--project-dir", str(DBT_PROJECT_DIR),
-         "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target)],
+    return subprocess.run(
+        [dbt_executable(), *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target)],
         cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
     )
+
+
+def _dbt(data: Path, target: Path, *, full_refresh: bool = False) -> None:
+    """`dbt build` as the dbt_models step runs it."""
+    completed = _run_dbt(data, target, dbt_build_args(PipelineSettings(data_dir=str(data)).resolve(), full_refresh=full_refresh))
     assert completed.returncode == 0, completed.stdout[-4000:]
 
 
@@ -163,11 +167,7 @@ def test_the_uniqueness_test_finds_a_duplicated_row(tmp_path, small_base_run, se
     finally:
         con.close()
     select = "test_name:unique_combination_of_columns,fct_prompt_task_labels"
-    completed = subprocess.run(
-        [dbt_executable(), "test", *dbt_build_args(settings)[1:], "--select", select, "--store-failures", "--project-dir", str(DBT_PROJECT_DIR),
-         "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(tmp_path / "target")],
-        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
-    )
+    completed = _run_dbt(data, tmp_path / "target", ["test", *dbt_vars_args(settings), "--exclude-resource-type", "unit_test", "--select", select, "--store-failures"])
     assert completed.returncode != 0 and "FAIL 1 unique_combination_of_columns_fct_prompt_task_labels" in completed.stdout, completed.stdout[-3000:]
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
     try:
