@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 import duckdb
 import pandas as pd
 
+from .atomic import atomic_path, is_temporary
 from .common import file_sha256
 
 SUFFIX = ".parquet"
@@ -45,15 +45,10 @@ class PartitionFiles:
     def write(self, table: str, partition: str, frame: pd.DataFrame) -> Path:
         """Write a partition's rows whole: to a temporary file beside it, flushed, then renamed over it."""
         target = self.path(table, partition)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        scratch = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-        try:
+        with atomic_path(target) as scratch:
             frame.reset_index(drop=True).to_parquet(scratch, index=False)
             with open(scratch, "rb") as handle:
                 os.fsync(handle.fileno())
-            os.replace(scratch, target)
-        finally:
-            scratch.unlink(missing_ok=True)
         return target
 
     def remove(self, table: str, partition: str) -> bool:
@@ -104,7 +99,7 @@ class PartitionFiles:
             if not folder.is_dir():
                 continue
             for path in folder.iterdir():
-                stale_scratch = path.name.startswith(".") and path.name.endswith(".tmp")
+                stale_scratch = is_temporary(path)
                 if stale_scratch or (path.name.endswith(SUFFIX) and path.name[: -len(SUFFIX)] not in keep):
                     path.unlink(missing_ok=True)
                     if not stale_scratch:

@@ -15,7 +15,7 @@ from workbank_dagster.fingerprint import _imports, module_path
 
 PACKAGE = "workbank_dagster"
 # Modules every package may import: no project import of their own but each other.
-FOUNDATION = {"common", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools"}
+FOUNDATION = {"common", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools", "atomic"}
 ENTRY_POINTS = {"definitions", "automation", "runner", "cli", "team_instance"}
 # Domain package -> the modules of other packages it may import (beyond the foundation).
 ALLOWED: dict[str, set[str]] = {

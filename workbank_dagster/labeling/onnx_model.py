@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_path
+
 # Bumped when the export changes (inputs, opset, exporter options): a new file, never a stale one.
 EXPORT_VERSION = "1"
 OPSET = 17
@@ -90,30 +92,26 @@ def export(folder: Path, path: Path) -> None:
 
     example = model.tokenizer(["an example", "another example"], return_tensors="pt")
     axes = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "hidden")}
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    # The exporter warns about tracing the model's Python branches: the traced graph is checked below.
-    with torch.inference_mode(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(
-            Hidden(transformer),
-            tuple(example[name] for name in INPUTS),
-            str(tmp),
-            input_names=list(INPUTS),
-            output_names=["hidden"],
-            dynamic_axes=axes,
-            opset_version=OPSET,
-            dynamo=False,
-        )
-    try:
+    with atomic_path(path) as tmp:
+        # The exporter warns about tracing the model's Python branches: the traced graph is checked below.
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Hidden(transformer),
+                tuple(example[name] for name in INPUTS),
+                str(tmp),
+                input_names=list(INPUTS),
+                output_names=["hidden"],
+                dynamic_axes=axes,
+                opset_version=OPSET,
+                dynamo=False,
+            )
         encoder = OnnxEncoder(tmp, folder)
         for text in CHECK_TEXTS:
             expected = model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0]
             got = encoder.encode([text])[0]
             if float(np.abs(expected - got).max()) > EXPORT_TOLERANCE:
                 raise RuntimeError(f"the ONNX export of {folder} does not reproduce the torch model on {text!r}")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 class OnnxEncoder:

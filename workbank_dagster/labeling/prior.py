@@ -14,13 +14,13 @@ texts. Its weights are one 384-vector and a bias per occupation (about 1.4 MB as
 from __future__ import annotations
 
 import io
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..atomic import write_bytes
 from ..fingerprint import fingerprint
 
 # Texts per occupation and kind, at most, so that a title list of 300 does not drown the tasks.
@@ -94,12 +94,9 @@ class OccupationPrior:
         return logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
         np.savez_compressed(buffer, codes=np.array(self.codes), coef=self.coef, intercept=self.intercept, inputs_sha256=np.array(self.inputs_sha256))
-        partial = path.with_name(f"{path.name}.{os.getpid()}.part")  # two processes may write one cached prior
-        partial.write_bytes(buffer.getvalue())
-        partial.replace(path)
+        write_bytes(path, buffer.getvalue())  # two processes may write one cached prior: each its own temporary file
 
     @staticmethod
     def key_of(path: Path) -> str:

@@ -18,6 +18,7 @@ import duckdb
 import pandas as pd
 
 from ..analysis.columns import column_description
+from ..atomic import atomic_path, write_text
 from ..warehouse import quote
 
 EXPORTED_SCHEMAS = ("marts", "analysis")
@@ -68,10 +69,8 @@ def _fingerprints(con: duckdb.DuckDBPyConnection, table: str, by: str | None = N
 
 def _copy_whole(con: duckdb.DuckDBPyConnection, table: str, folder: Path, stem: str) -> None:
     for fmt, options in FORMATS:
-        final = folder / f"{stem}.{fmt}"
-        tmp = folder / f".{stem}.{fmt}.tmp"
-        con.execute(f"copy (select * from {table} order by all) to {_sql_path(tmp)} ({options})")
-        tmp.replace(final)
+        with atomic_path(folder / f"{stem}.{fmt}") as tmp:
+            con.execute(f"copy (select * from {table} order by all) to {_sql_path(tmp)} ({options})")
 
 
 def _copy_partitions(con: duckdb.DuckDBPyConnection, table: str, target: Path, values: list[str]) -> None:
@@ -222,13 +221,9 @@ def data_dictionary(
     return "\n".join(lines) + "\n", records
 
 
-def write_text_atomic(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
-    return path
+# report/assets.py writes its files with these names.
+write_text_atomic = write_text
 
 
 def write_json_atomic(path: Path, value) -> Path:
-    return write_text_atomic(path, json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+    return write_text(path, json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")

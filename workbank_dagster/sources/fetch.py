@@ -32,9 +32,7 @@ from __future__ import annotations
 import csv
 import http.client
 import logging
-import os
 import shutil
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -43,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..atomic import atomic_path
 from ..common import file_sha256
 from ..settings import Settings, default_source_dir
 from .validate import SourceFormatError
@@ -208,49 +207,34 @@ UPSTREAMS: tuple[Upstream, ...] = (
 UPSTREAM_BY_TARGET = {u.target: u for u in UPSTREAMS}
 
 
-def _temporary(destination: Path) -> Path:
-    """A new empty file beside `destination`, named for this process (two runs may fetch at once)."""
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(dir=destination.parent, prefix=f".{destination.name}.", suffix=".part")
-    os.close(handle)
-    return Path(name)
-
-
 def download(url: str, destination: Path, timeout: float) -> None:
     """`url`'s body into `destination`, whole or not at all: an HTTP error, a refused connection or
     a body shorter than its Content-Length raises OSError and leaves no file."""
-    partial = _temporary(destination)
     request = urllib.request.Request(url, headers={"User-Agent": "workbank-dagster"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response, open(partial, "wb") as handle:
-            announced = response.headers.get("Content-Length")
-            received = 0
-            while block := response.read(1 << 20):
-                handle.write(block)
-                received += len(block)
-        if announced is not None and received != int(announced):
-            raise OSError(f"truncated: {received:,} of {int(announced):,} bytes received")
-        partial.replace(destination)
+        with atomic_path(destination) as partial:
+            with urllib.request.urlopen(request, timeout=timeout) as response, open(partial, "wb") as handle:
+                announced = response.headers.get("Content-Length")
+                received = 0
+                while block := response.read(1 << 20):
+                    handle.write(block)
+                    received += len(block)
+            if announced is not None and received != int(announced):
+                raise OSError(f"truncated: {received:,} of {int(announced):,} bytes received")
     except http.client.IncompleteRead as exc:
         raise OSError(f"truncated: {len(exc.partial):,} bytes received, {exc.expected:,} more expected") from None
     except http.client.HTTPException as exc:
         raise OSError(f"{type(exc).__name__}: {exc}") from None
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def _write_checked(target: Path, write: Callable[[Path], None], pinned: str, what: str, url: str) -> None:
     """`write(temporary file)`, then the file renamed to `target` if its SHA-256 is `pinned`, else
     deleted and one error naming the target and the URL."""
-    partial = _temporary(target)
-    try:
+    with atomic_path(target) as partial:
         write(partial)
         digest = file_sha256(partial)
         if digest != pinned:
             raise SourceFormatError(target, f"{what} of {url} has the wrong SHA-256", expected=pinned, found=digest)
-        partial.replace(target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 from dagster_dbt.dbt_project import DbtProjectPreparer
 from packaging import version
 
+from ..atomic import write_text
 from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
 
 
@@ -131,8 +132,7 @@ def ensure_manifest() -> Path:
                 if (Path(scratch) / name).exists():
                     os.replace(Path(scratch) / name, target / name)
             # The key last: it marks the parse done (a crash before it leaves the manifest to parse again).
-            (Path(scratch) / MANIFEST_KEY_FILE).write_text(key + "\n")
-            os.replace(Path(scratch) / MANIFEST_KEY_FILE, target / MANIFEST_KEY_FILE)
+            write_text(target / MANIFEST_KEY_FILE, key + "\n")
     return manifest
 
 
