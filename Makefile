@@ -38,7 +38,7 @@ test: $(STAMP) browser-deps lint
 # ruff on the Python, sqlfluff on the dbt models and tests (both pinned in pyproject's test extra).
 # The macros are Jinja that writes SQL, not SQL: sqlfluff reads them to render the models.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check workbank_dagster tests bench dbt_project/sqlfluff_libs
+	$(VENV)/bin/ruff check workbank_dagster tests bench tools dbt_project/sqlfluff_libs
 	cd dbt_project && ../$(VENV)/bin/sqlfluff lint models tests
 
 # The report's browser test drives Debian's Chromium through its ChromeDriver (never a downloaded browser).

@@ -1,7 +1,7 @@
 """How often the label-uncertainty band covers the true uncovered share, with known labels
 (analysis.uncertainty.simulate_band_coverage), in two worlds: one where the truth is where the band
 assumes it, one where it is not. Writes bench/label_band_coverage.json, which docs/analysis.md's
-paragraph on the band is written from (`cli readme`) and a test recomputes."""
+paragraph on the band is written from (`tools/readme.py`) and a test recomputes."""
 
 from __future__ import annotations
 

@@ -422,7 +422,7 @@ def in_clean_clone(argv: list[str], output: Path) -> int:
         return subprocess.run(command, cwd=clone, env=env).returncode
 
 
-GOALS = {  # the limits of "Fast feedback" (issue 21); report/readme.py judges the figures against them
+GOALS = {  # the limits of "Fast feedback" (issue 21); tools/readme.py judges the figures against them
     "cold_run_s": "<= 400",
     "warm_run_s": "<= 30",
     "add_benchmark_s": "<= 45",

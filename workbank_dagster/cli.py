@@ -37,8 +37,6 @@ def main(argv: list[str] | None = None) -> int:
                    "folder or a local copy, and print each one's name, SHA-256 and path")
     notice = sub.add_parser("notice", help="write benchmarks/NOTICE.md from benchmarks/catalog.csv")
     notice.add_argument("--check", action="store_true", help="only say whether NOTICE.md matches the catalog (exit 1 if not)")
-    readme = sub.add_parser("readme", help="rewrite README.md's result tables from the last run's outputs and bench/results.json")
-    readme.add_argument("--check", action="store_true", help="only say whether README.md matches them (exit 1 if not)")
     args = parser.parse_args(argv)
     os.chdir(REPO_ROOT)
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
@@ -87,8 +85,6 @@ def command(args: argparse.Namespace) -> int:
         else:
             postgres.stop()
         return 0
-    if args.command == "readme":
-        return readme_command(check=args.check)
     if args.command == "fetch":
         return runner.fetch_sources()
     if args.command == "notice":
@@ -116,31 +112,6 @@ def log_to_stderr() -> None:
         logger.propagate = False
 
 
-def configurables() -> list:
-    """The configurable resources, as the settings table shows them: (resource key, class, the
-    environment variable of a field)."""
-    from .labeling.chat_model import ChatModelResource, chat_model_variable
-    from .settings import PipelineSettings, environment_variable
-
-    return [("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)]
-
-
-# The measured figures the generated blocks render besides a run's outputs, by readme.sections'
-# argument: bench/<file>.json, each written by the bench script of the same name.
-BENCH_FILES = {
-    "bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants",
-    "postgres": "postgres_overhead", "throughput": "partition_throughput", "band_coverage": "label_band_coverage",
-}
-
-
-def bench_figures() -> dict[str, dict | None]:
-    """readme.sections' measured inputs (BENCH_FILES), None where a file is missing."""
-    import json
-
-    paths = {name: REPO_ROOT / "bench" / f"{file}.json" for name, file in BENCH_FILES.items()}
-    return {name: json.loads(path.read_text()) if path.is_file() else None for name, path in paths.items()}
-
-
 def notice_command(*, check: bool) -> int:
     from .sources.benchmark_set import NOTICE_PATH, notice_text, read_catalog
 
@@ -152,31 +123,6 @@ def notice_command(*, check: bool) -> int:
     if current != text:
         NOTICE_PATH.write_text(text, encoding="utf-8")
     print(f"{NOTICE_PATH.relative_to(REPO_ROOT)} written from benchmarks/catalog.csv")
-    return 0
-
-
-def readme_command(*, check: bool) -> int:
-    from .report import readme
-    from .settings import settings_at_load
-
-    settings = settings_at_load().resolve()
-    run = readme.RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
-    rendered = readme.sections(run, **bench_figures(), configurables=configurables())
-    texts = {path: path.read_text(encoding="utf-8") for path in readme.documents(REPO_ROOT)}
-    held = readme.held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
-    missing = sorted(set(rendered) - set(held))
-    if missing:
-        print(f"no document holds the generated block(s) {', '.join(missing)}", file=sys.stderr)
-        return 1
-    if check:
-        stale = sorted(name for name, body in rendered.items() if held[name] != body)
-        print("README.md and docs/ match the last run" if not stale else f"stale generated tables: {', '.join(stale)}")
-        return 1 if stale else 0
-    for path, text in texts.items():
-        updated = readme.rewrite(text, rendered)
-        if updated != text:
-            path.write_text(updated, encoding="utf-8")
-    print(f"{len(held)} generated tables written in README.md and docs/")
     return 0
 
 

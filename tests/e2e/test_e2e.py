@@ -234,11 +234,13 @@ def test_abstention_is_counted_recorded_and_capped_per_benchmark(pipeline_run):
     assert all(unexplained == 0 for _, _, _, unexplained, _ in rows) and no_confidence == 0
 
 
-def test_readme_tables_are_this_run_s(pipeline_run):
+def test_readme_tables_are_this_run_s(pipeline_run, monkeypatch):
     """Every generated table of README.md and docs/*.md equals what this run's outputs render (never skipped)."""
-    from workbank_dagster.cli import BENCH_FILES, bench_figures, configurables
-    from workbank_dagster.report import readme
     from workbank_dagster.settings import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
+    import readme
+    from readme import BENCH_FILES, bench_figures, configurables
 
     run = readme.RunOutputs.read(pipeline_run["root"] / "data" / "outputs" / "headline.json", pipeline_run["duckdb"])
     figures = bench_figures()
@@ -248,7 +250,7 @@ def test_readme_tables_are_this_run_s(pipeline_run):
     held = readme.held_blocks(texts)
     assert set(held) == set(rendered), f"blocks held {sorted(held)} vs generated {sorted(rendered)}"
     stale = {name: (held[name], body) for name, body in rendered.items() if held[name] != body}
-    assert not stale, "README.md or docs/ is stale (run `python -m workbank_dagster.cli readme`): " + ", ".join(stale)
+    assert not stale, "README.md or docs/ is stale (run `.venv/bin/python tools/readme.py`): " + ", ".join(stale)
 
 
 def test_the_judge_variants_bench_reproduces_the_run_s_validation(pipeline_run, monkeypatch):

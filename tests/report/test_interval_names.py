@@ -57,8 +57,9 @@ def test_the_bootstrap_is_a_spread_because_its_measured_coverage_says_so():
     assert intervals.bootstrap_kind(0.91).kind == "spread" and intervals.bootstrap_kind(0.99).kind == "spread"
 
 
-def test_the_readme_and_docs_call_no_interval_a_ci_that_is_not_one():
-    from workbank_dagster.report.readme import documents
+def test_the_readme_and_docs_call_no_interval_a_ci_that_is_not_one(monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
+    from readme import documents
 
     pages = documents(REPO_ROOT)
     assert REPO_ROOT / "docs" / "analysis.md" in pages  # where the interval is explained

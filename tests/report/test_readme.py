@@ -1,8 +1,14 @@
-"""The README's generated tables: blocks found and rewritten in place, goals judged from the figures."""
+"""The README's generated tables (tools/readme.py): blocks found and rewritten in place, goals judged from the figures."""
 
 from __future__ import annotations
 
-from workbank_dagster.report import readme
+import sys
+
+from workbank_dagster.settings import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "tools"))
+
+import readme  # noqa: E402  (tools/readme.py, put on the path above)
 
 TEXT = """intro 12 typed
 <!-- generated:headline -->
@@ -38,8 +44,6 @@ def test_the_readme_is_the_user_s_page_and_its_links_resolve():
     """At most 300 lines (developer material is in docs/), and every relative link, from the README
     and from docs/, points at a file that exists."""
     import re
-
-    from workbank_dagster.settings import REPO_ROOT
 
     assert len((REPO_ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 300
     broken = []
@@ -160,8 +164,6 @@ def test_every_cross_reference_points_the_way_it_says():
     """A link to a section of the same page points to one before it, or its line says "below"; a
     "(validation above)" names a section that is above. The README once said "(validation above)"
     of a section below, and linked the later Speed section without a word."""
-    from workbank_dagster.settings import REPO_ROOT
-
     text = "# A\n## Validation\nsee [A](#a) (validation above).\n"
     assert readme.cross_reference_problems(text) == []
     bad = "# A\nsee [later](#speed-x) and (validation above), (table rows above).\n## Validation\n## Speed (x)\n"

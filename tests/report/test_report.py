@@ -103,11 +103,11 @@ def test_data_dictionary_takes_dbt_docs_for_models_and_asset_descriptions_for_th
 
 def test_fingerprint_changes_with_content():
     a = pd.DataFrame({"x": [1, 2]})
-    step = ["workbank_dagster.report.exports"]
-    key = fingerprint(modules=step, inputs=[a, {"k": 1}])
-    assert key == fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 2]}), {"k": 1}])
-    assert key != fingerprint(modules=step, inputs=[pd.DataFrame({"x": [1, 3]}), {"k": 1}])
-    assert key != fingerprint(modules=step, inputs=[a, {"k": 2}])
+    step = "a step's code version"
+    key = fingerprint(code=step, inputs=[a, {"k": 1}])
+    assert key == fingerprint(code=step, inputs=[pd.DataFrame({"x": [1, 2]}), {"k": 1}])
+    assert key != fingerprint(code=step, inputs=[pd.DataFrame({"x": [1, 3]}), {"k": 1}])
+    assert key != fingerprint(code=step, inputs=[a, {"k": 2}])
 
 
 def test_a_report_step_keeps_its_files_only_under_its_recorded_key_and_while_they_are_there(tmp_path):
@@ -155,7 +155,11 @@ def test_one_family_bar_and_the_banner_quotes_held_out_figures_only(monkeypatch)
     """The family bar is defined once (report/bars.py): the README's validation table judges the
     held-out figure against it, and so does the report's banner, which quotes the held-out half of
     labels_dev only, never the pooled figures (they include the half the judge was tuned on)."""
-    from workbank_dagster.report import bars, intervals, page, readme
+    from workbank_dagster.report import bars, intervals, page
+    from workbank_dagster.settings import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
+    import readme
 
     h = {"labeler": "x", "labeler_family_accuracy": 0.62, "labeler_occupation_accuracy": 0.49, "holdout_gdpval_family_top1": 0.578,
          "holdout_gdpval_occupation_top1": 0.489, "holdout_theagentcompany_family_top1": 0.737, "labels_per_labeled_prompt": 2.68,
@@ -331,10 +335,14 @@ def _limit_inputs():
     return h, frames
 
 
-def test_limitations_are_written_from_the_run_s_outputs():
+def test_limitations_are_written_from_the_run_s_outputs(monkeypatch):
     """Every limitation's figures come from the headline and the frames: change a frame, the text
     changes; leave a frame out, its limitation is left out (never a typed figure)."""
-    from workbank_dagster.report.limits import README_KEYS, limitations
+    from workbank_dagster.report.limits import limitations
+    from workbank_dagster.settings import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "tools"))
+    from readme import README_KEYS
 
     h, frames = _limit_inputs()
     found = {item.key: item.text for item in limitations(h, frames)}

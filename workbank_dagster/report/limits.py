@@ -187,6 +187,3 @@ def limitations(h: Mapping, frames: Mapping[str, pd.DataFrame]) -> list[Limit]:
                              f"prompts whose labels the judge itself marks as weak: {which}. The table marks them.", "scores"))
     return out
 
-
-# The README's short block: the limits the issue asked it to name, in this order.
-README_KEYS = ("language", "cap", "time_shares", "sizes", "precision", "llm")

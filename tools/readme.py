@@ -2,27 +2,45 @@
 
 Each table sits between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in one of the
 DOCUMENTS (README.md, docs/*.md); a name is used once across them.
-`python -m workbank_dagster.cli readme` rewrites them from the last run (headline.json, the
-warehouse's validation and sensitivity tables, bench/results.json); the end-to-end test renders
-them from its own run and fails when a document says anything else.
+`.venv/bin/python tools/readme.py` rewrites them from the last run (headline.json, the warehouse's
+validation and sensitivity tables, bench/*.json); `--check` only says whether they match. The
+end-to-end test renders them from its own run and fails when a document says anything else.
+
+Not part of the pipeline: no asset reads the README, so this lives beside the package (tools/), not
+in it, and imports the package as the bench scripts do.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
-from . import article, intervals
-from .article import ARTICLE
-from .bars import BARS
-from .landing import landing_rows, shares_text
-from .limits import README_KEYS, band_position, limitations
-from .tables import report_frames
+REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))
+
+from workbank_dagster.report import article, intervals  # noqa: E402
+from workbank_dagster.report.article import ARTICLE  # noqa: E402
+from workbank_dagster.report.bars import BARS  # noqa: E402
+from workbank_dagster.report.landing import landing_rows, shares_text  # noqa: E402
+from workbank_dagster.report.limits import band_position, limitations  # noqa: E402
+from workbank_dagster.report.tables import report_frames  # noqa: E402
+
+# The README's short Limitations block: the limits the issue asked it to name, in this order
+# (keys of the report's limitations, report/limits.py).
+README_KEYS = ("language", "cap", "time_shares", "sizes", "precision", "llm")
+# The measured figures the generated blocks render besides a run's outputs, by `sections`'
+# argument: bench/<file>.json, each written by the bench script of the same name.
+BENCH_FILES = {
+    "bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants",
+    "postgres": "postgres_overhead", "throughput": "partition_throughput", "band_coverage": "label_band_coverage",
+}
 
 REFERENCE_SUBSETS = ("holdout", "tune", "all")
 REFERENCE_LEVELS = (
@@ -769,7 +787,7 @@ def sections(
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
-    """Every generated block; `configurables` are the resources of the settings table (cli.configurables)."""
+    """Every generated block; `configurables` are the resources of the settings table (`configurables()`)."""
     out: dict[str, Callable[[], str]] = {
         "settings": lambda: settings_table(configurables),
         "headline": lambda: headline_table(run),
@@ -875,3 +893,51 @@ def rewrite(readme: str, rendered: dict[str, str]) -> str:
         return f"{match.group(1)}{body}{match.group(4)}"
 
     return _BLOCK.sub(replace, readme)
+
+
+def configurables() -> list:
+    """The configurable resources, as the settings table shows them: (resource key, class, the
+    environment variable of a field)."""
+    from workbank_dagster.labeling.chat_model import ChatModelResource, chat_model_variable
+    from workbank_dagster.settings import PipelineSettings, environment_variable
+
+    return [("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)]
+
+
+def bench_figures() -> dict[str, dict | None]:
+    """`sections`' measured inputs (BENCH_FILES), None where a file is missing."""
+    paths = {name: REPO_ROOT / "bench" / f"{file}.json" for name, file in BENCH_FILES.items()}
+    return {name: json.loads(path.read_text()) if path.is_file() else None for name, path in paths.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tools/readme.py", description="rewrite the generated tables of README.md and docs/*.md from the last run's outputs and bench/*.json"
+    )
+    parser.add_argument("--check", action="store_true", help="only say whether they match them (exit 1 if not)")
+    args = parser.parse_args(argv)
+    from workbank_dagster.settings import settings_at_load
+
+    settings = settings_at_load().resolve()
+    run = RunOutputs.read(settings.output_dir / "headline.json", settings.duckdb_path)
+    rendered = sections(run, **bench_figures(), configurables=configurables())
+    texts = {path: path.read_text(encoding="utf-8") for path in documents(REPO_ROOT)}
+    held = held_blocks({path.relative_to(REPO_ROOT).as_posix(): text for path, text in texts.items()})
+    missing = sorted(set(rendered) - set(held))
+    if missing:
+        print(f"no document holds the generated block(s) {', '.join(missing)}", file=sys.stderr)
+        return 1
+    if args.check:
+        stale = sorted(name for name, body in rendered.items() if held[name] != body)
+        print("README.md and docs/ match the last run" if not stale else f"stale generated tables: {', '.join(stale)}")
+        return 1 if stale else 0
+    for path, text in texts.items():
+        updated = rewrite(text, rendered)
+        if updated != text:
+            path.write_text(updated, encoding="utf-8")
+    print(f"{len(held)} generated tables written in README.md and docs/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
