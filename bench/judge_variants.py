@@ -90,6 +90,7 @@ import scipy.sparse as sp
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from judge_v5 import EmbeddedJudgeV5  # noqa: E402  (bench/judge_v5.py: measured here, never run by the pipeline)
 from run import commit  # noqa: E402
 
 from workbank_dagster.analysis.near_duplicates import labels_with_twins  # noqa: E402
@@ -97,7 +98,7 @@ from workbank_dagster.labeling import validation  # noqa: E402
 from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6, EmbeddedJudgeV7  # noqa: E402
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV6, EmbeddedJudgeV7  # noqa: E402
 from workbank_dagster.labeling.labels import (  # noqa: E402
     EmbeddedPrompts,
     Embeddings,

@@ -32,10 +32,10 @@ DBT_PROJECT_DIR = REPO_ROOT / "dbt_project"
 
 # Labelers are spelled `method:model:template-version` (docs/method.md §3). The default is the embedded
 # judge v7 (v6 reading each benchmark's instruction text, #38); v3 runs beside it (same embeddings)
-# and stays selectable. v4, v5 and v6 are measured beside v7 by bench/judge_variants.py, not run.
+# and stays selectable. v4, v5 and v6 are measured beside v7 by bench/judge_variants.py, not run (v5
+# is bench's own: bench/judge_v5.py).
 EMBEDDED_LABELER = "embedded:all-MiniLM-L6-v2:v7"
 EMBEDDED_LABELER_V6 = "embedded:all-MiniLM-L6-v2:v6"
-EMBEDDED_LABELER_V5 = "embedded:all-MiniLM-L6-v2:v5"
 EMBEDDED_LABELER_V4 = "embedded:all-MiniLM-L6-v2:v4"
 EMBEDDED_LABELER_V3 = "embedded:all-MiniLM-L6-v2:v3"
 # The embedded judges read a long prompt in windows of this many words (labeling/text.py); the report

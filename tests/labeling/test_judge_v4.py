@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import csv
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV5, EmbeddedJudgeV6
+from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV6
 from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training_texts
 from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
@@ -29,6 +30,10 @@ from workbank_dagster.labeling.validation import (
     wilson,
 )
 from workbank_dagster.settings import REPO_ROOT
+
+sys.path.insert(0, str(REPO_ROOT / "bench"))
+
+from judge_v5 import EmbeddedJudgeV5  # noqa: E402  (bench/judge_v5.py, put on the path above: measured by bench, never run)
 
 # --- titles ----------------------------------------------------------------------------------------
 

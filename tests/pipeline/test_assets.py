@@ -17,7 +17,7 @@ from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_p
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.resources import Warehouse
-from workbank_dagster.settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V5, PipelineSettings
+from workbank_dagster.settings import EMBEDDED_LABELER, PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
 
@@ -177,19 +177,21 @@ def test_labels_partition_materialized_twice_leaves_same_rows(small_env, onet_ba
         with partition_tables(small_env["partitions"]) as con:
             hashes.append(warehouse.table_hash(con, "labeling", "embedded_labels"))
     assert hashes[0] == hashes[1] and relabeled == [1, 0]
-    # Rows of an embedded labeler the pipeline no longer runs (v5, replaced by v6 and then v7) are
-    # dropped, even where nothing is relabeled: a run's tables hold what this code makes.
+    # Rows of an embedded labeler the pipeline no longer runs (v5, replaced by v6 and then v7; its
+    # judge is bench's now, bench/judge_v5.py) are dropped, even where nothing is relabeled: a run's
+    # tables hold what this code makes.
+    retired_labeler = "embedded:all-MiniLM-L6-v2:v5"
     files = PartitionFiles(small_env["partitions"])
     for table in ("embedded_labels", "embedded_judgements"):
         current = pd.read_parquet(files.path(table, "cybench"))
-        retired = current[current["labeler"] == EMBEDDED_LABELER].assign(labeler=EMBEDDED_LABELER_V5)
+        retired = current[current["labeler"] == EMBEDDED_LABELER].assign(labeler=retired_labeler)
         files.write(table, "cybench", pd.concat([current, retired], ignore_index=True))
     result = _materialize(small_env, [embedded_judge_labels], partition_key="cybench")
     assert result.success and _labels_metadata(result)["recomputed"].value == []
-    assert _labels_metadata(result)["retired_labelers_dropped"].value == [EMBEDDED_LABELER_V5]
+    assert _labels_metadata(result)["retired_labelers_dropped"].value == [retired_labeler]
     with partition_tables(small_env["partitions"]) as con:
         assert warehouse.table_hash(con, "labeling", "embedded_labels") == hashes[0]
-        assert con.execute("select count(*) from labeling.embedded_judgements where labeler = ?", [EMBEDDED_LABELER_V5]).fetchone()[0] == 0
+        assert con.execute("select count(*) from labeling.embedded_judgements where labeler = ?", [retired_labeler]).fetchone()[0] == 0
     # The key is in the materializations, the labels in their files: a key whose file is gone
     # (a deleted partitions folder) keeps nothing.
     (small_env["partitions"] / "embedded_judgements" / "cybench.parquet").unlink()

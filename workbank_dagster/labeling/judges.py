@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V5, EMBEDDED_LABELER_V6
+from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V6
 from .evidence import EvidenceWeights
 from .retrieval import Candidates, Narrowing, TaskIndex
 
@@ -210,28 +210,10 @@ class EmbeddedJudgeV4:
 
 
 @dataclass(frozen=True)
-class EmbeddedJudgeV5(EmbeddedJudgeV4):
-    """Judge v4's selection, over retrieval that reads a prompt stating no role differently (the
-    default until v6; bench/judge_variants.py measures it).
-
-    Most benchmarks state no role (SWE-bench, OSWorld, tau-bench...), and there v4 followed the
-    domain a prompt is dressed in (a radiology dataset, a bank's customers, an airline) rather than
-    the work it asks for, which its siblings share. For a prompt that states no role, decided per
-    prompt, v5 weighs the benchmark context 4 × (`Narrowing.context_without_role`; v4: 1 ×); a prompt
-    that states one is narrowed exactly as by v4. Chosen on the `tune` halves of labels_dev and the
-    reference set; a second option chosen with it there (the task evidence 1.5 × for such prompts)
-    added nothing on the `holdout` halves and was left out (bench/judge_variants.py, docs/labeling.md).
-    """
-
-    narrowing: Narrowing = Narrowing(temperature=2.0, family=2.0, prior=0.2, context=1.0, context_without_role=4.0)
-    labeler: str = EMBEDDED_LABELER_V5
-
-
-@dataclass(frozen=True)
 class EmbeddedJudgeV6(EmbeddedJudgeV4):
-    """Judge v5, with a prompt that states no role weighing its own evidence differently (the default).
+    """Judge v5, with a prompt that states no role weighing its own evidence differently.
 
-    v5 weighed every signal of such a prompt as v4 does, and only its benchmark context more. The
+    v5 (bench/judge_v5.py, measured there, never run) weighed every signal of such a prompt as v4 does, and only its benchmark context more. The
     signals are not equally good evidence of the work asked for when no role is named: the task
     statements most similar to the prompt are; the similarity to an occupation's mean task vector
     (its centroid) and the words it shares with an occupation's text mostly carry the domain a prompt
