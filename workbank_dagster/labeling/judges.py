@@ -213,16 +213,17 @@ class EmbeddedJudgeV4:
 class EmbeddedJudgeV6(EmbeddedJudgeV4):
     """Judge v5, with a prompt that states no role weighing its own evidence differently.
 
-    v5 (bench/judge_v5.py, measured there, never run) weighed every signal of such a prompt as v4 does, and only its benchmark context more. The
-    signals are not equally good evidence of the work asked for when no role is named: the task
-    statements most similar to the prompt are; the similarity to an occupation's mean task vector
-    (its centroid) and the words it shares with an occupation's text mostly carry the domain a prompt
-    is dressed in (a Kaggle page's sport, a database's shop). For a prompt that states no role,
-    decided per prompt, v6 weighs the task evidence 2 ×, the title and technology boosts 2 ×, the
-    words 0.5 × and the centroid 0 × (`Narrowing.*_without_role`), beside v5's context 4 ×. A prompt
-    that states a role is narrowed exactly as by v4 and v5. The four weights were chosen together by
-    a coordinate search on the `tune` halves of labels_dev and the reference set, and the `holdout`
-    halves were read once, for the chosen set (bench/judge_variants.py, docs/labeling.md).
+    v5 (bench/judge_v5.py, measured there, never run) weighed every signal of such a prompt as v4 does,
+    and only its benchmark context more. The signals are not equally good evidence of the work asked for
+    when no role is named: the task statements most similar to the prompt are; the similarity to an
+    occupation's mean task vector (its centroid) and the words it shares with an occupation's text
+    mostly carry the domain a prompt is dressed in (a Kaggle page's sport, a database's shop). For a
+    prompt that states no role, decided per prompt, v6 weighs the task evidence 2 ×, the title and
+    technology boosts 2 ×, the words 0.5 × and the centroid 0 × (`Narrowing.*_without_role`), beside
+    v5's context 4 ×. A prompt that states a role is narrowed exactly as by v4 and v5. The four weights
+    were chosen together by a coordinate search on the `tune` halves of labels_dev and the reference
+    set, and the `holdout` halves were read once, for the chosen set (bench/judge_variants.py,
+    docs/labeling.md).
     """
 
     narrowing: Narrowing = Narrowing(
