@@ -54,6 +54,8 @@ def process_alive(pid: int, since: float) -> bool:
 
 def is_local(instance) -> bool:
     """Runs of a SQLite instance all ran on this machine (a Postgres one's may run anywhere)."""
+    # Private: dagster exports no run-storage class, nor a public way to ask an instance which
+    # storage it has (docs/layout.md, "Dagster internals").
     from dagster._core.storage.runs import SqliteRunStorage
 
     return isinstance(instance.run_storage, SqliteRunStorage)
