@@ -310,3 +310,27 @@ def pipeline_run(tmp_path_factory, source_dir, session_cache) -> dict:
     assert completed.returncode == 0, completed.stderr[-5000:]
     headline = json.loads((root / "data" / "outputs" / "headline.json").read_text())
     return {"root": root, "env": env, "headline": headline, "duckdb": root / "data" / "warehouse.duckdb", "stdout": completed.stdout, "stderr": completed.stderr}
+
+
+@pytest.fixture()
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the package's source that code_version.py reads instead of the original: edit a
+    file of it (`edit(relative path, old, new)`) and ask for a version again."""
+    import shutil
+
+    from workbank_dagster import code_version
+
+    root = tmp_path / "workbank_dagster"
+    shutil.copytree(code_version.PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__", "*.onnx", "templates"))
+    monkeypatch.setattr(code_version, "PACKAGE_DIR", root)
+    code_version.clear_cache()
+
+    def edit(relative: str, old: str, new: str) -> None:
+        path = root / relative
+        text = path.read_text(encoding="utf-8")
+        assert text.count(old) == 1, f"{relative}: {old!r} found {text.count(old)} times"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+        code_version.clear_cache()
+
+    yield edit
+    code_version.clear_cache()

@@ -9,8 +9,9 @@ its own list of files, and keep it in its own store (a warehouse table, a key in
 sidecar files), and lists go stale (the dictionary's left out `analysis/columns.py`, so an edited
 column description never reached DATA_DICTIONARY.md). Here every one of them hashes the same things:
 
-- **code**: the step's module and every project module it imports, found by reading the import
-  statements (transitively, within this package), so a new import is covered the day it is written;
+- **code**: the code version its asset declares to Dagster (code_version.py: derived from the
+  definitions its function reaches, read without comments or docstrings), so the step skips
+  exactly when Dagster would not call it stale for its code;
 - **inputs**: its declared input files, frames and settings, passed in by the step.
 
 The embedding and judgement stores are not staleness checks: they are content-addressed (a text's
@@ -19,8 +20,6 @@ vector, a prompt's judgement), and stay where they are.
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -29,8 +28,6 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
-PACKAGE = "workbank_dagster"
-PACKAGE_DIR = Path(__file__).resolve().parent
 # The metadata entry where a cached step records its key.
 INPUTS_METADATA = "inputs_sha256"
 # ... and whether it did its work this time (true) or kept what its key names (false); a
@@ -38,68 +35,13 @@ INPUTS_METADATA = "inputs_sha256"
 RECOMPUTED_METADATA = "recomputed"
 
 
-def module_path(module: str) -> Path | None:
-    """The file of a project module (`workbank_dagster.labeling.titles`), or None outside the project."""
-    if module != PACKAGE and not module.startswith(PACKAGE + "."):
-        return None
-    parts = module.split(".")[1:]
-    if not parts:
-        return PACKAGE_DIR / "__init__.py"
-    relative = Path(*parts)
-    for candidate in (PACKAGE_DIR / relative.with_suffix(".py"), PACKAGE_DIR / relative / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _imports(path: Path, module: str) -> set[str]:
-    """Project modules that `module` (at `path`) imports, absolute or relative."""
-    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                stem = ".".join([*base, node.module] if node.module else base)
-            else:
-                stem = node.module or ""
-            found.add(stem)
-            found.update(f"{stem}.{alias.name}" for alias in node.names)  # `from . import warehouse`
-    return {name for name in found if module_path(name) is not None}
-
-
-@functools.cache
-def project_modules(module: str) -> tuple[Path, ...]:
-    """The files of `module` and of every project module it imports, directly or not, sorted."""
-    seen: dict[str, Path] = {}
-    todo = [module]
-    while todo:
-        name = todo.pop()
-        path = module_path(name)
-        if path is None or name in seen:
-            continue
-        seen[name] = path
-        todo.extend(_imports(path, name) - set(seen))
-    return tuple(sorted(set(seen.values())))
-
-
-def code_sha256(*modules: str) -> str:
-    """SHA-256 over the files of these modules and everything they import (see `project_modules`)."""
-    digest = hashlib.sha256()
-    for path in sorted({p for m in modules for p in project_modules(m)}):
-        digest.update(str(path.relative_to(PACKAGE_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def fingerprint(*, modules: Iterable[str], inputs: Iterable[object] = ()) -> str:
-    """The key of a cached step: its code (`modules` and their imports) and its inputs.
+def fingerprint(*, code: str, inputs: Iterable[object] = ()) -> str:
+    """The key of a cached step: its code version (code_version.py: what its asset declares to
+    Dagster) and its inputs.
 
     An input may be a frame (its columns and content), a file path (its bytes), or any JSON-able
     value (settings, versions, row counts)."""
-    digest = hashlib.sha256(code_sha256(*modules).encode())
+    digest = hashlib.sha256(code.encode())
     for part in inputs:
         if isinstance(part, pd.DataFrame):
             digest.update(repr(list(part.columns)).encode())

@@ -363,17 +363,15 @@ def test_prior_training_texts_are_capped_deterministic_and_hashed():
     assert prior_key(texts, "m") != prior_key(texts, "other embedding") and prior_key(texts, "m") != prior_key(texts.iloc[1:], "m")
 
 
-def test_the_prior_s_key_covers_its_code(monkeypatch):
-    """An edit of the code that fits the prior (or of what it imports) refits it: its key is a
-    fingerprint of that code, not a version string bumped by hand."""
-    from workbank_dagster import fingerprint
-
+def test_the_prior_s_key_covers_its_code(package_copy):
+    """An edit of the code that fits the prior (or of what it calls) refits it: its key holds that
+    code's derived version (code_version.py), not a version string bumped by hand; a comment does not."""
     texts = pd.DataFrame({"onet_soc_code": ["13-2011.00"], "text": ["Audit books."]})
-    keys = set()
-    for code in ("the code as it is", "the code edited"):
-        monkeypatch.setattr(fingerprint, "code_sha256", lambda *modules, code=code: code if modules == ("workbank_dagster.labeling.prior",) else "")
-        keys.add(prior_key(texts, "m"))
-    assert len(keys) == 2
+    key = prior_key(texts, "m")
+    package_copy("labeling/prior.py", "    def log_proba(", "    # a comment\n    def log_proba(")
+    assert prior_key(texts, "m") == key
+    package_copy("labeling/prior.py", "    def log_proba(", "    def unused(self):\n        return 1\n\n    def log_proba(")
+    assert prior_key(texts, "m") != key
 
 
 # --- validation figures ------------------------------------------------------------------------------

@@ -3,19 +3,20 @@
 Each package of the project may import only what `ALLOWED` lists beside the shared foundation;
 the entry points (definitions, automation, runner, cli) may import anything and nothing imports
 them. A package never imports another package's asset modules: its dependencies on other assets are
-declared by asset key. The imports are read from the source (AST), the same way the cache
-fingerprints read them (workbank_dagster/fingerprint.py).
+declared by asset key. The imports are read from the source (AST).
 """
 
 from __future__ import annotations
 
+import ast
+
 import dagster as dg
 
-from workbank_dagster.fingerprint import _imports, module_path
+from workbank_dagster.code_version import module_path
 
 PACKAGE = "workbank_dagster"
 # Modules every package may import: no project import of their own but each other.
-FOUNDATION = {"common", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools", "atomic"}
+FOUNDATION = {"common", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools", "atomic", "code_version"}
 ENTRY_POINTS = {"definitions", "automation", "runner", "cli", "team_instance"}
 # Domain package -> the modules of other packages it may import (beyond the foundation).
 ALLOWED: dict[str, set[str]] = {
@@ -28,6 +29,25 @@ ALLOWED: dict[str, set[str]] = {
     # public catalogues and constants, never their assets.
     "report": {"analysis.columns", "transform.project", "sources.registry"},
 }
+
+
+def _imports(path, module: str) -> set[str]:
+    """Project modules that `module` (at `path`) imports, absolute or relative."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                stem = ".".join([*base, node.module] if node.module else base)
+            else:
+                stem = node.module or ""
+            found.add(stem)
+            found.update(f"{stem}.{alias.name}" for alias in node.names)  # `from . import warehouse`
+    return {name for name in found if module_path(name) is not None}
 
 
 def project_module_names() -> list[str]:

@@ -11,10 +11,13 @@ starts from a copy of the session's small run and changes, one run at a time:
 - the data of a whole-table source (the OEWS employment file): its raw table and what is built from
   it; no labeling step (the judges never read employment);
 - a setting (the clustering level of the standard errors): analysis steps and the report only;
-- the code of one step (a module only the analysis steps import, run from a copy of the package):
-  the analysis steps, and nothing else, since their outputs come out the same; but for the report
-  page when the copy stamps another version (it is not a git checkout, so its headline.json and
-  footer name no commit where the original run named one).
+- the code of one step (a function only the WORKBank audit reaches, run from a copy of the package):
+  exactly the assets whose derived code version moved (code_version.py), and nothing else, since
+  their outputs come out the same; but for the report page when the copy stamps another version (it
+  is not a git checkout, so its headline.json and footer name no commit where the original run
+  named one);
+- a comment in settings.py and an edit of the LLM judge's prompt: nothing (the embedded judge never
+  reads the prompt; a comment is no code).
 
 A step counts as a dependant by the asset graph of the definitions; a step is one asset definition
 (one `dbt build` writes every model). A dependant whose inputs did not change may keep its outputs (the data dictionary reads column types, not rows); what may never
@@ -29,6 +32,7 @@ import shutil
 from pathlib import Path
 
 import dagster as dg
+from code_versions import asset_code_versions
 from conftest import copy_small_run, run_pipeline
 
 from workbank_dagster.fingerprint import RECOMPUTED_METADATA
@@ -36,7 +40,7 @@ from workbank_dagster.settings import REPO_ROOT
 
 ANALYSIS = "analysis/"
 OEWS = "bls/oews/national_M2024_dl.csv"
-# A module that only the analysis steps import (checked below against the import closures).
+# A module whose functions only analysis steps reach (checked below against the code versions).
 ANALYSIS_ONLY_MODULE = "analysis/zones.py"
 
 
@@ -142,8 +146,6 @@ def _package_copy(target: Path) -> Path:
 
 
 def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run, session_cache):
-    from workbank_dagster.fingerprint import PACKAGE_DIR, project_modules
-
     defs = _definitions()
     root = tmp_path / "run"
     sources, env = copy_small_run(small_base_run, root, session_cache)
@@ -182,24 +184,38 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     assert {_asset(name).split("/")[0] for name in worked} <= {"analysis", "report"}, sorted(worked)
     assert "report/html_report" in worked and "report/data_dictionary" not in worked
 
-    # The code of one step: a module that only the analysis steps import, edited in a copy.
-    closures = {
-        module: {p.relative_to(PACKAGE_DIR).as_posix() for p in project_modules(module)}
-        for module in ("workbank_dagster.sources.load_memo", "workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets",
-                       "workbank_dagster.labeling.assets", "workbank_dagster.labeling.prior", "workbank_dagster.transform.assets",
-                       "workbank_dagster.report.assets", "workbank_dagster.analysis.assets")
-    }
-    assert [m for m, files in closures.items() if ANALYSIS_ONLY_MODULE in files] == ["workbank_dagster.analysis.assets"]
+    # The code of one step, edited in a copy without changing what it returns: a function of
+    # analysis/zones.py. Exactly the assets whose derived code version moves (what Dagster calls
+    # stale for its code) work again; everything else keeps its outputs.
+    before = asset_code_versions(defs)
     copy = _package_copy(tmp_path / "repo")
-    edited = copy / "workbank_dagster" / ANALYSIS_ONLY_MODULE
-    edited.write_text(edited.read_text(encoding="utf-8") + "\n# an edit that changes no result\n", encoding="utf-8")
+    package = copy / "workbank_dagster"
+    _edit(package / ANALYSIS_ONLY_MODULE, '    rated = zones.dropna(subset=["zone"])\n', '    rated = zones.dropna(subset=["zone"])\n    rated = rated.copy()\n')
+    moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]}
+    assert moved and {name.split("/")[0] for name in moved} == {"analysis"}, sorted(moved)
     stamped = json.loads((root / "data" / "outputs" / "headline.json").read_text())["version"]
     worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))
     copy_stamp = json.loads((root / "data" / "outputs" / "headline.json").read_text())["version"]
     assert "commit" not in copy_stamp  # the copy is not a git checkout: no commit, rather than its parent's
     restamped = {"report/html_report"} if copy_stamp != stamped else set()
-    analysis = {key.to_user_string() for key in defs.resolve_asset_graph().get_all_asset_keys() if key.path[0] == "analysis"}
-    cached_analysis = {name for name in worked | kept if name.startswith(ANALYSIS)}
-    assert worked == cached_analysis | restamped and cached_analysis <= analysis and cached_analysis, sorted(worked)
+    assert worked == moved | restamped, sorted(worked ^ (moved | restamped))
     # The analysis tables came out the same: the page is drawn again only to show the copy's version.
     assert ("report/html_report" in kept) == (not restamped)
+
+    # A comment in settings.py, which every step reads, and an edit of the LLM judge's prompt, which
+    # the embedded judge (the one `make run` labels with) never reads: no version of `make run`'s
+    # assets moves, and nothing works again. (The LLM labels' own version moves: Dagster calls
+    # them stale, and `cli label-llm` would label again.)
+    _edit(package / "settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment that changes nothing\n")
+    _edit(package / "labeling" / "llm.py", "You map AI benchmark prompts", "You, an analyst, map AI benchmark prompts")
+    moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
+    assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)
+    worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))
+    assert worked == set(), sorted(worked)
+    assert {"labeling/embedded_labels[cybench]", "report/html_report", "analysis/workbank_task_zones"} <= kept
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, (path, old)
+    path.write_text(text.replace(old, new), encoding="utf-8")

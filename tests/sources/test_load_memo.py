@@ -50,7 +50,7 @@ def test_reused_load_equals_parsed_load(tmp_path, source_dir, table):
     assert _metadata_view(reused, source) == _metadata_view(parsed, source)
 
 
-def test_any_change_means_parse_again(tmp_path, source_dir, monkeypatch):
+def test_any_change_means_parse_again(tmp_path, source_dir, package_copy):
     source = SOURCES_BY_TABLE["onet_occupations"]
     path = source_dir / source.path
     frame = source.read(path)
@@ -62,12 +62,15 @@ def test_any_change_means_parse_again(tmp_path, source_dir, monkeypatch):
     assert _reuse(con, source.table, recorded, "0" * 64) is None  # another file
     con.execute("DELETE FROM raw.onet_occupations WHERE rowid = (SELECT min(rowid) FROM raw.onet_occupations)")
     assert _reuse(con, source.table, recorded, digest) is None  # table changed under the record
-    warehouse.replace_table(con, "raw", source.table, frame)
-    monkeypatch.setattr(load_memo, "LOADERS", (*load_memo.LOADERS, "workbank_dagster.report.page"))
-    assert _reuse(con, source.table, recorded, digest) is None  # the loading code changed
-    monkeypatch.undo()
     con.execute("DROP TABLE raw.onet_occupations")
     assert _reuse(con, source.table, recorded, digest) is None  # warehouse rebuilt without it
+    warehouse.replace_table(con, "raw", source.table, frame)
+    assert _reuse(con, source.table, recorded, digest) is not None
+    package_copy("sources/bls.py", "def read_oews_national(", "def read_oews_national_unused():\n    return 0\n\n\ndef read_oews_national(")
+    assert _reuse(con, source.table, recorded, digest) is not None  # a function no loader calls: no code change
+    package_copy("sources/onet.py", '    columns = {**OCCUPATION, "description": col("Description", nullable=True)}\n',
+                 '    columns = {**OCCUPATION, "description": col("Description", nullable=True)}\n    columns = dict(columns)\n')
+    assert _reuse(con, source.table, recorded, digest) is None  # the loading code changed
 
 
 def test_partitions_are_reused_one_by_one_from_their_files(tmp_path, source_dir):
@@ -124,15 +127,15 @@ def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir)
     assert [parsed(), parsed()] == [True, False]
 
 
-def test_fingerprint_covers_every_parser_module():
+def test_the_load_key_covers_every_parser_module():
+    """The loads' code version (code_version.py) reaches into every parser module of the sources
+    package, and into where the loads write."""
     from pathlib import Path
 
-    from workbank_dagster.fingerprint import project_modules
+    from workbank_dagster.code_version import reached
 
     package = Path(load_memo.__file__).parent
-    covered = {p for module in load_memo.LOADERS for p in project_modules(module)}
-    parsers = {p for p in package.glob("*.py") if p.name not in ("__init__.py", "catalog.py", "fetch.py")}
-    assert parsers <= covered, sorted(p.name for p in parsers - covered)
-    from workbank_dagster import partition_files
-
-    assert {Path(warehouse.__file__), Path(partition_files.__file__)} <= covered  # where the loads write
+    covered = {name.split(":")[0] for name in reached(*load_memo.LOADERS)}
+    parsers = {f"workbank_dagster.sources.{p.stem}" for p in package.glob("*.py") if p.name not in ("__init__.py", "catalog.py", "fetch.py", "assets.py")}
+    assert parsers <= covered, sorted(parsers - covered)
+    assert {"workbank_dagster.warehouse", "workbank_dagster.partition_files"} <= covered  # where the loads write

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import step_code_version, versioned_asset, versioned_multi_asset
 from ..common import asset_attributes, table_metadata, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..progress import reporter
@@ -48,7 +49,7 @@ def _spec(name: str, deps) -> dg.AssetSpec:
 
 def analysis_step(name: str, tables: list[str], deps):
     """An analysis step: one multi-asset that writes `analysis.<table>` for each of `tables`."""
-    return dg.multi_asset(specs=[_spec(table, deps) for table in tables], pool="warehouse", name=name)
+    return versioned_multi_asset(specs=[_spec(table, deps) for table in tables], pool="warehouse", name=name)
 
 
 def _read_tasks(warehouse_db: WarehouseResource) -> pd.DataFrame:
@@ -69,7 +70,7 @@ def computed_or_kept(
     it uses; `helpers`, such as a logger, are not inputs): when the fingerprint is the one its
     tables' last materializations recorded and the tables are there, it keeps them (metadata
     `recomputed`: false)."""
-    key = fingerprint(modules=[__name__], inputs=[compute.__name__, *inputs])
+    key = fingerprint(code=step_code_version(context), inputs=inputs)
     names = [asset_key.path[-1] for asset_key in context.assets_def.keys]
     tables = _kept(context, warehouse_db, names, key)
     recomputed = tables is None
@@ -476,7 +477,7 @@ def workbank_tables(workers: pd.DataFrame, experts: pd.DataFrame, tasks: pd.Data
     }
 
 
-@dg.asset(
+@versioned_asset(
     key=[SCHEMA, "uncovered_by_telework"],
     deps=[*TASK_DEPS, key("marts", "dim_telework_soc_2010"), key("marts", "dim_soc_2010_2018_crosswalk")],
     description=TABLES["uncovered_by_telework"],
@@ -525,7 +526,7 @@ def headline_records(instance: dg.DagsterInstance) -> list[dict]:
         cursor = page.cursor
 
 
-@dg.asset(key=[SCHEMA, "coverage_history"], deps=[HEADLINE_KEY], description=TABLES["coverage_history"], pool="warehouse",
+@versioned_asset(key=[SCHEMA, "coverage_history"], deps=[HEADLINE_KEY], description=TABLES["coverage_history"], pool="warehouse",
           **asset_attributes("analysis", "team:analysis"))
 def coverage_history(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
     """The one analysis asset that reads the Dagster instance: the headline's materialization

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import versioned_asset
 from ..common import SLUG_PATTERN, file_sha256, table_metadata, warehouse_step
 from ..labeling.matching import LabelingRuntime, match_texts
 from ..partitions import audits_partitions
@@ -30,7 +31,7 @@ def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtim
     return pd.DataFrame(rows, columns=["row", "task_id", "match_score"])
 
 
-@dg.asset(
+@versioned_asset(
     key=["analysis", "user_audit"],
     deps=[dg.AssetKey(["marts", "dim_task"]), dg.AssetKey(["marts", "fct_task_coverage"]), dg.AssetKey(["labeling", "task_index"])],
     partitions_def=audits_partitions,
@@ -64,7 +65,7 @@ def user_audit(
     )
 
 
-@dg.asset(
+@versioned_asset(
     key=["analysis", "user_audit_catalog"],
     deps=[dg.AssetKey(["analysis", "user_audit"])],
     **warehouse_step("analysis", "team:analysis"),

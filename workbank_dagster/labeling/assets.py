@@ -9,8 +9,9 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import step_code_version, versioned_asset, versioned_multi_asset
 from ..common import PARTITIONS_POOL, table_metadata, warehouse_step
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, code_sha256, last_fingerprint, recorded_per_partition
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, last_fingerprint, recorded_per_partition
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
@@ -243,7 +244,7 @@ def write_task_twins(warehouse_db: WarehouseResource, index: TaskIndex, index_ke
     return {"pairs": len(pairs), "computed": True}
 
 
-@dg.asset(
+@versioned_asset(
     key=[LABELING_SCHEMA, "task_index"],
     deps=[
         dg.AssetKey(["raw", table])
@@ -281,7 +282,7 @@ def task_index(
     )
 
 
-@dg.asset(
+@versioned_asset(
     key=[LABELING_SCHEMA, "occupation_prior"],
     deps=[
         dg.AssetKey(["raw", table])
@@ -342,7 +343,7 @@ def occupation_prior(
     )
 
 
-@dg.multi_asset(
+@versioned_multi_asset(
     specs=_specs("embedded"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
@@ -364,9 +365,10 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
     # were made from keeps its labels: retrieval over thousands of prompts is most of a warm run.
     index_key = task_index_key(onet, embeddings)
     prior_sha = prior_inputs_sha256(settings)
+    code = step_code_version(context)
     inputs = {
-        v3.labeler: embedded_inputs(settings, v3.labeler, v3.describe(), index_key, prompts, keys),
-        default.labeler: embedded_inputs(settings, default.labeler, {**default.describe(), "prior": prior_sha}, index_key, prompts, keys, instructions),
+        v3.labeler: embedded_inputs(code, settings, v3.labeler, v3.describe(), index_key, prompts, keys),
+        default.labeler: embedded_inputs(code, settings, default.labeler, {**default.describe(), "prior": prior_sha}, index_key, prompts, keys, instructions),
     }
     recorded = recorded_inputs(context.instance, keys)
     present = judged_partitions(files, keys)
@@ -449,13 +451,13 @@ def prior_inputs_sha256(settings) -> str:
 
 
 def embedded_inputs(
-    settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str], instructions: dict[str, str] | None = None
+    code: str, settings, labeler: str, rule: dict, index_key: tuple, prompts: pd.DataFrame, keys: list[str], instructions: dict[str, str] | None = None
 ) -> dict[str, str]:
     """Per benchmark, a SHA-256 of everything its embedded labels depend on.
 
     A benchmark's labels by the default judge also depend on every other prompt of the same benchmark (the benchmark
     context), which its prompt list below covers, and on its instruction (given for that judge only; v3 does not read it)."""
-    common = hashlib.sha256(code_sha256(__name__).encode())  # this step's code and every project module it imports
+    common = hashlib.sha256(code.encode())  # the step's code version (code_version.py)
     common.update(json.dumps([labeler, rule, retrieval_options(settings), list(map(str, index_key))], sort_keys=True, default=str).encode())
     out = {}
     for key in keys:
@@ -552,7 +554,7 @@ def llm_outcomes(items: list[Item], results: dict) -> tuple[list[list[tuple[int,
 LLM_RETRY_POLICY = dg.RetryPolicy(max_retries=3, delay=2.0, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
 
 
-@dg.multi_asset(
+@versioned_multi_asset(
     specs=_specs("llm"),
     partitions_def=benchmarks_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),

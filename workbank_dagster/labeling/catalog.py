@@ -19,6 +19,7 @@ import duckdb
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
@@ -84,7 +85,7 @@ def labeler_rules(settings, labelers: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["labeler", "rule", "parameters"]).astype("string")
 
 
-@dg.asset(
+@versioned_asset(
     key=[LABELING_SCHEMA, CATALOG_TABLE],
     deps=[dg.AssetKey([LABELING_SCHEMA, table]) for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))],
     **warehouse_step("labeling", "team:labeling"),

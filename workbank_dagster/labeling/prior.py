@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..atomic import write_bytes
+from ..code_version import code_version
 from ..fingerprint import fingerprint
 
 # Texts per occupation and kind, at most, so that a title list of 300 does not drown the tasks.
@@ -61,9 +62,10 @@ def training_texts(
 
 def prior_key(texts: pd.DataFrame, embedding: str) -> str:
     """What the prior is fitted from, as every cached step keys its work (fingerprint.py): the code
-    that fits it (this module and its imports), the embedding store's name for the vectors (model and
-    batching: embedder.Embedder.store_key) and the training texts, in their sorted order."""
-    return fingerprint(modules=[__name__], inputs=[embedding, texts[["onet_soc_code", "text"]]])
+    that fits it (the code version of `OccupationPrior` and what it reaches: code_version.py), the
+    embedding store's name for the vectors (model and batching: embedder.Embedder.store_key) and the
+    training texts, in their sorted order."""
+    return fingerprint(code=code_version(OccupationPrior), inputs=[embedding, texts[["onet_soc_code", "text"]]])
 
 
 @dataclass

@@ -6,6 +6,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
@@ -75,7 +76,7 @@ def _rows(files, table_of, sql: str, partitions: list[str] | None = None) -> pd.
     return pd.concat(found, ignore_index=True) if found else None
 
 
-@dg.asset(
+@versioned_asset(
     key=[LABELING_SCHEMA, VALIDATION_TABLE],
     deps=[
         dg.AssetKey([LABELING_SCHEMA, labels_table("embedded")]),

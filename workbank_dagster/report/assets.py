@@ -14,6 +14,7 @@ from dagster_dbt import DbtCliResource
 
 from ..analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
+from ..code_version import step_code_version, versioned_asset
 from ..common import warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
@@ -54,7 +55,7 @@ def kept(context: dg.AssetExecutionContext, key: str, *outputs: Path) -> bool:
     return last_fingerprint(context.instance, context.asset_key)[0] == key and all(path.exists() for path in outputs)
 
 
-@dg.asset(key=HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **warehouse_step("report", "team:analysis", "json"))
+@versioned_asset(key=HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **warehouse_step("report", "team:analysis", "json"))
 def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
@@ -72,7 +73,7 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
     )
 
 
-@dg.asset(
+@versioned_asset(
     key=EXPORTS,
     deps=[*MART_KEYS, *ANALYSIS_KEYS],
     description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv (a table longer than a "
@@ -112,7 +113,7 @@ def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path)
     return static
 
 
-@dg.asset(
+@versioned_asset(
     key=DICTIONARY,
     deps=[EXPORTS],
     description="data/outputs/tables/DATA_DICTIONARY.md (+ .csv, + dbt_docs.html): every exported table and column, from `dbt docs generate`.",
@@ -131,7 +132,7 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
     # last `dbt docs generate` (10-20 s) still holds. The dictionary adds the row counts and is
     # written again every time (milliseconds).
     docs = settings.data_dir / "dbt_docs"
-    key = fingerprint(modules=[__name__], inputs=[*project_inputs(), types, settings.dbt_vars])
+    key = fingerprint(code=step_code_version(context), inputs=[*project_inputs(), types, settings.dbt_vars])
     rebuilt = not kept(context, key, docs / "manifest.json", docs / "catalog.json", outputs[2])
     if rebuilt:
         static = _dbt_docs(dbt, settings, Path(warehouse_db.path), docs)
@@ -162,7 +163,7 @@ DOWNLOADS = [
 ]
 
 
-@dg.asset(
+@versioned_asset(
     key=["report", "html_report"],
     deps=[HEADLINE, EXPORTS, DICTIONARY, *ANALYSIS_KEYS],
     description="data/outputs/report/index.html (self-contained, works from disk) and an SVG of each figure in report/figures/.",
@@ -195,7 +196,7 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     path = folder / "index.html"
     # Drawing and rendering take seconds; with identical inputs and code the files would be identical.
     # The page's templates are not modules: their files are inputs of the key.
-    key = fingerprint(modules=[__name__], inputs=[*inputs[0].values(), *inputs[1:], *sorted(TEMPLATE_DIR.glob("*.j2"))])
+    key = fingerprint(code=step_code_version(context), inputs=[*inputs[0].values(), *inputs[1:], *sorted(TEMPLATE_DIR.glob("*.j2"))])
     rebuilt = not kept(context, key, path)
     if rebuilt:
         write_static_figures(frames, folder / "figures")
@@ -214,7 +215,7 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
     )
 
 
-@dg.asset(
+@versioned_asset(
     key=["report", "benchmark_files_check"],
     deps=[dg.AssetKey(["report", "html_report"])],
     description="Fails the run, at its very end, when a benchmark file was rejected, naming the file, line and column: every other "

@@ -9,6 +9,7 @@ import dagster as dg
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import versioned_asset
 from ..common import file_sha256, table_metadata, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA
 from ..resources import WarehouseResource
@@ -53,8 +54,9 @@ def _file_asset(source: Source) -> dg.AssetsDefinition:
 
 
 def _raw_asset(source: Source) -> dg.AssetsDefinition:
-    @dg.asset(
+    @versioned_asset(
         key=[RAW_SCHEMA, source.table],
+        also=[source.read],
         deps=[dg.AssetKey(["files", source.table])],
         **warehouse_step("sources", "team:data-engineering"),
         description=source.description,

@@ -15,6 +15,7 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from ..code_version import versioned_asset
 from ..common import partition_step, table_metadata
 from ..fingerprint import RECOMPUTED_METADATA
 from ..partition_files import PartitionFiles
@@ -141,7 +142,7 @@ def parse_results(key: str, path: Path | None, digest: str) -> pd.DataFrame:
 
 def partitioned_source(table: str, description: str):
     """The decorator of a per-benchmark source table `raw.<table>` (its files: `<partitions_dir>/<table>/`)."""
-    return dg.asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, description=description)
+    return versioned_asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, description=description)
 
 
 @partitioned_source(PROMPTS_TABLE, "Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "

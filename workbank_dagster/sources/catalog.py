@@ -27,6 +27,7 @@ import duckdb
 import pandas as pd
 
 from .. import warehouse
+from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
@@ -96,7 +97,7 @@ def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["benchmark", "n_prompts", "error"]).astype({"benchmark": "string", "n_prompts": "Int64", "error": "string"})
 
 
-@dg.asset(
+@versioned_asset(
     key=[RAW_SCHEMA, CATALOG_TABLE],
     deps=[
         dg.AssetKey([RAW_SCHEMA, "benchmark_prompts"]),
@@ -152,7 +153,7 @@ def files_read(instance: dg.DagsterInstance, current: list[str]) -> pd.DataFrame
     return frame.astype(FILES_TYPES)
 
 
-@dg.asset(
+@versioned_asset(
     key=[RAW_SCHEMA, FILES_TABLE],
     deps=[*(dg.AssetKey([RAW_SCHEMA, s.table]) for s in SOURCES), dg.AssetKey([RAW_SCHEMA, CATALOG_TABLE])],
     **warehouse_step("sources", "team:data-engineering"),

@@ -3,8 +3,8 @@
 A warm run used to parse and validate every source file again (about 8 of its 60 seconds). Now
 each load records what it read in its own materialization, as every cached step records its key
 (fingerprint.py): the metadata `source_loads` holds, per partition ('' for a whole table), the
-load's key (`inputs_sha256`: the file's SHA-256 and the code of the loading steps and of every
-project module they import), the file's SHA-256, path (relative to the source folder) and size, the
+load's key (`inputs_sha256`: the file's SHA-256 and the code version of the loading steps and of
+what they reach), the file's SHA-256, path (relative to the source folder) and size, the
 row count, and the parsed frame's dtypes and attrs. `raw/source_files` publishes the files from
 there.
 
@@ -19,29 +19,30 @@ row count.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable
 
 import dagster as dg
 import pandas as pd
 
-from ..fingerprint import INPUTS_METADATA, code_sha256, fingerprint, last_fingerprint, recorded_per_partition
+from ..code_version import code_version
+from ..fingerprint import INPUTS_METADATA, fingerprint, last_fingerprint, recorded_per_partition
 
 LOADS_METADATA = "source_loads"
 WHOLE_TABLE = ""  # the partition of an unpartitioned source's record
-# The steps that load sources: their modules and every project module they import are "the parser".
-LOADERS = ("workbank_dagster.sources.assets", "workbank_dagster.sources.benchmark_assets", "workbank_dagster.sources.load_memo")
-
-
-@functools.cache
-def _loaders_code_sha256(loaders: tuple[str, ...]) -> str:
-    """The loading code's hash, read once per process (every load of a run asks, twice)."""
-    return code_sha256(*loaders)
+# The steps that load sources: the code versions of their functions and of what those reach
+# (code_version.py) are "the parser".
+LOADERS = (
+    ("workbank_dagster.sources.assets", "_raw_asset"),
+    ("workbank_dagster.sources.registry", "SOURCES"),  # each source's reader
+    ("workbank_dagster.sources.benchmark_assets", "benchmark_prompts"),
+    ("workbank_dagster.sources.benchmark_assets", "benchmark_results"),
+    ("workbank_dagster.sources.benchmark_assets", "benchmark_instructions"),
+)
 
 
 def load_key(source_sha256: str) -> str:
     """The key of a load: the file's SHA-256 and the code that turns it into rows."""
-    return fingerprint(modules=(), inputs=[_loaders_code_sha256(LOADERS), source_sha256])
+    return fingerprint(code=code_version(*LOADERS), inputs=[source_sha256])
 
 
 def load_record(source_sha256: str, frame: pd.DataFrame, source_file: str | None, source_bytes: int | Callable[[], int | None] | None) -> dict:

@@ -18,6 +18,7 @@ from dagster_dbt import DbtCliResource, dbt_assets
 from pydantic import Field
 
 from .. import warehouse
+from ..code_version import code_version
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
@@ -122,7 +123,7 @@ def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
 
 def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
     """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
-    version, and the content of every source the manifest names: a warehouse table's rows
+    version, the code version of this step's Python (`dbt_models` and what it reaches), and the content of every source the manifest names: a warehouse table's rows
     (order-independent hash), or an external source's files (partition_files.py: their names and
     SHA-256s).
 
@@ -136,7 +137,7 @@ def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
         [schema, table, files.content_sha256(table) if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
         for schema, table, external in sources
     ]
-    return fingerprint(modules=[__name__], inputs=[*project_inputs(), settings.dbt_vars, tables])
+    return fingerprint(code=code_version((__name__, "dbt_models")), inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 
 def dbt_project_key(settings: Settings) -> str:
@@ -144,7 +145,7 @@ def dbt_project_key(settings: Settings) -> str:
     settings), the pipeline's --vars and the dbt-core version. The incremental models see which
     benchmarks' files changed; another project means every model is built again. Python code is
     left out: it decides when dbt runs, not what a model holds."""
-    return fingerprint(modules=[], inputs=[*project_inputs(), settings.dbt_vars])
+    return fingerprint(code="", inputs=[*project_inputs(), settings.dbt_vars])
 
 
 def needs_full_refresh(recorded: list[str | None], project: str) -> bool:

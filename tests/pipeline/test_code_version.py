@@ -1,0 +1,113 @@
+"""Code versions derived from what an asset's function reaches (workbank_dagster/code_version.py),
+and the fingerprints of the cached steps built on them (workbank_dagster/fingerprint.py).
+
+Edits are made in a copy of the package's source (conftest.package_copy), never in the checkout."""
+
+from __future__ import annotations
+
+import dagster as dg
+import pandas as pd
+from code_versions import asset_code_versions
+
+from workbank_dagster import code_version as cv
+from workbank_dagster.fingerprint import fingerprint
+
+LABELING = "workbank_dagster.labeling.assets"
+EMBEDDED = (LABELING, "embedded_judge_labels")
+LLM = (LABELING, "llm_judge_labels")
+COVERAGE_SENSITIVITY = ("workbank_dagster.analysis.assets", "coverage_sensitivity_assets")
+REGRESSION = ("workbank_dagster.analysis.assets", "coverage_regression")
+
+
+def _definitions():
+    from workbank_dagster.definitions import defs
+
+    return defs
+
+
+def test_every_python_asset_declares_the_version_of_its_function():
+    defs = _definitions()
+    derived = asset_code_versions(defs)
+    assert len(derived) > 40
+    graph = defs.resolve_asset_graph()
+    assert {name: graph.get(dg.AssetKey.from_user_string(name)).code_version for name in derived} == derived
+
+
+def test_a_comment_a_docstring_or_a_blank_line_moves_no_version(package_copy):
+    before = {target: cv.code_version(target) for target in (EMBEDDED, LLM, COVERAGE_SENSITIVITY)}
+    package_copy("settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment\n")
+    package_copy("labeling/assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
+    package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "# why it draws what it draws\ndef bootstrap_uncovered_share(")
+    assert {target: cv.code_version(target) for target in before} == before
+
+
+def test_an_edit_of_a_reached_function_moves_the_version_and_no_other(package_copy):
+    before = {target: cv.code_version(target) for target in (EMBEDDED, LLM, COVERAGE_SENSITIVITY, REGRESSION)}
+    assert "workbank_dagster.analysis.coverage:bootstrap_uncovered_share" in cv.reached(COVERAGE_SENSITIVITY)
+    assert "workbank_dagster.analysis.coverage:bootstrap_uncovered_share" not in cv.reached(REGRESSION)
+    package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def bootstrap_uncovered_share_unused():\n    return 1\n\n\ndef bootstrap_uncovered_share(")
+    assert {target: cv.code_version(target) for target in before} == before  # a new function no one calls
+    text = (cv.PACKAGE_DIR / "analysis" / "coverage.py").read_text()
+    body_start = text.index("def bootstrap_uncovered_share(")
+    signature_end = text.index(":\n", text.index(")", body_start)) + 2
+    package_copy("analysis/coverage.py", text[body_start:signature_end], text[body_start:signature_end] + "    _edited = True\n")
+    after = {target: cv.code_version(target) for target in before}
+    assert after[COVERAGE_SENSITIVITY] != before[COVERAGE_SENSITIVITY]
+    assert {t: after[t] for t in (EMBEDDED, LLM, REGRESSION)} == {t: before[t] for t in (EMBEDDED, LLM, REGRESSION)}
+
+
+def test_the_llm_prompt_is_the_llm_judge_s_code_and_not_the_embedded_judge_s(package_copy):
+    assert "workbank_dagster.labeling.llm:SYSTEM_PROMPT" in cv.reached(LLM)
+    assert not [name for name in cv.reached(EMBEDDED) if name.startswith("workbank_dagster.labeling.llm:")]
+    before = {target: cv.code_version(target) for target in (EMBEDDED, LLM)}
+    package_copy("labeling/llm.py", "You map AI benchmark prompts", "You map AI benchmark prompts, carefully,")
+    assert cv.code_version(EMBEDDED) == before[EMBEDDED] and cv.code_version(LLM) != before[LLM]
+
+
+def test_a_constant_a_class_method_and_a_module_attribute_are_followed(package_copy):
+    reached = set(cv.reached(COVERAGE_SENSITIVITY))
+    # `from .coverage import bootstrap_uncovered_share` (a function), `coverage.prompts_per_task`
+    # (a module's attribute, in near_duplicates.py), a class named by an annotation and its methods.
+    assert {"workbank_dagster.analysis.coverage:prompts_per_task", "workbank_dagster.resources:WarehouseResource",
+            "workbank_dagster.settings:PipelineSettings"} <= reached
+    before = cv.code_version(COVERAGE_SENSITIVITY)
+    package_copy("warehouse.py", "def connect(", "def connect_unused():\n    return 2\n\n\ndef connect(")
+    assert cv.code_version(COVERAGE_SENSITIVITY) == before
+    package_copy("settings.py", '("major", "minor")', '("major", "minor", "detailed")')
+    assert cv.code_version(COVERAGE_SENSITIVITY) != before
+
+
+def test_a_step_built_by_a_factory_is_versioned_with_the_factory():
+    from workbank_dagster.sources import assets
+
+    oews, occupations = (next(a for a in assets.raw_assets if a.key.path[-1] == table) for table in ("oews_national", "onet_occupations"))
+    assert oews.code_versions_by_key[oews.key] == cv.code_version(("workbank_dagster.sources.assets", "_raw_asset"), ("workbank_dagster.sources.bls", "read_oews_national"))
+    # Each source's own reader counts: BLS's parser is not O*NET's.
+    assert oews.code_versions_by_key[oews.key] != occupations.code_versions_by_key[occupations.key]
+
+
+def test_versions_are_read_once_per_process_and_quickly():
+    import time
+
+    cv.clear_cache()
+    started = time.perf_counter()
+    assert all(asset_code_versions(_definitions()).values())
+    assert time.perf_counter() - started < 10  # about 1 s on this machine (bench/, not here, keeps speed)
+
+
+def test_inputs_change_the_key_and_equal_inputs_do_not(tmp_path):
+    path = tmp_path / "manifest.json"
+    path.write_text("{}")
+    key = fingerprint(code="v1", inputs=[path, pd.DataFrame({"a": [1]}), {"threshold": 5}])
+    assert key == fingerprint(code="v1", inputs=[path, pd.DataFrame({"a": [1]}), {"threshold": 5}])
+    assert key != fingerprint(code="v2", inputs=[path, pd.DataFrame({"a": [1]}), {"threshold": 5}])
+    assert key != fingerprint(code="v1", inputs=[path, pd.DataFrame({"a": [2]}), {"threshold": 5}])
+    path.write_text('{"x": 1}')
+    assert key != fingerprint(code="v1", inputs=[path, pd.DataFrame({"a": [1]}), {"threshold": 5}])
+
+
+def test_relative_and_absolute_imports_are_followed():
+    assert cv.module_path("workbank_dagster.labeling") == cv.PACKAGE_DIR / "labeling" / "__init__.py"
+    assert cv.module_path("pandas") is None
+    # sources/catalog.py: `from .. import warehouse`, then `warehouse.table_exists(...)`
+    assert any(name.startswith("workbank_dagster.warehouse:") for name in cv.reached(("workbank_dagster.sources.catalog", "benchmark_catalog")))

@@ -1,0 +1,34 @@
+"""Each Python asset's derived code version (workbank_dagster/code_version.py), read from the
+checkout's source or from a copy's: what Dagster would call stale for its code after an edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DBT_SCHEMAS = ("staging", "intermediate", "marts")
+
+
+def asset_code_versions(defs, package_dir: Path | None = None) -> dict[str, str]:
+    """Asset (user string) -> the code version its function (and a factory's reader) has in the
+    package at `package_dir` (default: the checkout). dbt's models are versioned by dagster-dbt from
+    their SQL and the file observations have no code; both are left out."""
+    from workbank_dagster import code_version as cv
+    from workbank_dagster.sources.registry import SOURCES
+
+    readers = {("raw", source.table): source.read for source in SOURCES}  # a factory's argument: `also`
+    graph = defs.resolve_asset_graph()
+    original = cv.PACKAGE_DIR
+    cv.PACKAGE_DIR = package_dir or original
+    cv.clear_cache()
+    try:
+        versions = {}
+        for key in graph.get_all_asset_keys():
+            if not graph.get(key).is_materializable or key.path[0] in DBT_SCHEMAS:
+                continue
+            fn = defs.resolve_assets_def(key).op.compute_fn.decorated_fn  # a test may look inside; the package does not
+            also = [readers[tuple(key.path)]] if tuple(key.path) in readers else []
+            versions[key.to_user_string()] = cv.code_version(fn, *also)
+        return versions
+    finally:
+        cv.PACKAGE_DIR = original
+        cv.clear_cache()
