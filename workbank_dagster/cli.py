@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     team.add_argument("--postgres-port", type=int, default=5433, help="the cluster's port on 127.0.0.1")
     sub.add_parser("fetch", help="resolve every pinned source file (reference files and benchmark recipes) into the download "
                    "folder or a local copy, and print each one's name, SHA-256 and path")
+    sub.add_parser("migrate", help="bring a warehouse made by an older checkout up to this one, once (migrate.py): drops the tables "
+                   "the pipeline retired")
     notice = sub.add_parser("notice", help="write benchmarks/NOTICE.md from benchmarks/catalog.csv")
     notice.add_argument("--check", action="store_true", help="only say whether NOTICE.md matches the catalog (exit 1 if not)")
     args = parser.parse_args(argv)
@@ -72,6 +74,13 @@ def command(args: argparse.Namespace) -> int:
         return 0
     if args.command == "free-slots":
         return runner.free_slots()
+    if args.command == "migrate":
+        from .migrate import migrate
+        from .settings import settings_at_load
+
+        changes = migrate(settings_at_load().resolve().duckdb_path)
+        print("\n".join(changes) if changes else "nothing to migrate")
+        return 0
     if args.command == "label-llm":
         return runner.label_llm(args.benchmarks, batch=args.batch)
     if args.command == "team":

@@ -3,6 +3,10 @@ deletes its raw files and `labeling/label_catalog` its labeling files; neither t
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import dagster as dg
 import pandas as pd
 
@@ -100,19 +104,27 @@ def test_source_files_are_the_files_the_loads_recorded(tmp_path):
     ]
 
 
-def test_the_tables_from_before_the_files_are_dropped(tmp_path):
-    """The warehouse tables the per-benchmark rows lived in before they moved to files (and the one
-    the loads were recorded in before their materializations) are dropped by their own layer."""
+def test_the_tables_from_before_the_files_are_dropped_by_the_migration_and_only_there(tmp_path):
+    """The warehouse tables the per-benchmark rows lived in before they moved to files (and those the
+    loads and label keys were recorded in before their materializations) are dropped by `cli migrate`,
+    once; the run's catalogs no longer touch the warehouse when they prune."""
     from workbank_dagster.labeling.catalog import prune_removed as prune_labels
     from workbank_dagster.sources.catalog import prune_removed as prune_sources
 
-    files = PartitionFiles(tmp_path / "partitions")
-    with warehouse.connect(tmp_path / "w.duckdb") as con:
+    db = tmp_path / "w.duckdb"
+    retired = ("raw._source_loads", "raw.benchmark_prompts", "raw._benchmark_file_errors", "labeling.embedded_labels", "labeling.embedded_label_inputs")
+    with warehouse.connect(db) as con:
         con.execute("create schema raw; create schema labeling")
-        for table in ("raw._source_loads", "raw.benchmark_prompts", "raw._benchmark_file_errors", "labeling.embedded_labels", "labeling.embedded_label_inputs"):
+        for table in (*retired, "raw.onet_occupations", "labeling.label_catalog"):
             con.execute(f"create table {table} (benchmark VARCHAR)")
-        prune_sources(files, con, ["kept"])
-        assert [t for t in ("_source_loads", "benchmark_prompts", "_benchmark_file_errors") if warehouse.table_exists(con, "raw", t)] == []
-        assert warehouse.table_exists(con, "labeling", "embedded_labels")  # not the sources' to drop
-        prune_labels(files, con, ["kept"])
-        assert [t for t in ("embedded_labels", "embedded_label_inputs") if warehouse.table_exists(con, "labeling", t)] == []
+    files = PartitionFiles(tmp_path / "partitions")
+    assert prune_sources(files, ["kept"]) == {} and prune_labels(files, ["kept"]) == {}
+    env = {"WORKBANK_DUCKDB_PATH": str(db), "WORKBANK_DATA_DIR": str(tmp_path)}
+    for run in ("first", "second"):
+        completed = subprocess.run([sys.executable, "-m", "workbank_dagster.cli", "migrate"], env={**os.environ, **env},
+                                   capture_output=True, text=True, check=True)
+        expected = sorted(f"dropped {t}" for t in retired) if run == "first" else ["nothing to migrate"]
+        assert sorted(completed.stdout.splitlines()) == expected, completed.stdout
+    with warehouse.connect(db) as con:
+        assert [t for t in retired if warehouse.table_exists(con, *t.split("."))] == []
+        assert warehouse.table_exists(con, "raw", "onet_occupations") and warehouse.table_exists(con, "labeling", "label_catalog")

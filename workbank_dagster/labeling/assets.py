@@ -440,10 +440,6 @@ def _subset(embedded: EmbeddedPrompts, keys: list[str]) -> EmbeddedPrompts:
     )
 
 
-# Where the label input keys were kept before they moved into the materializations: dropped by label_catalog.
-LEGACY_INPUTS_TABLE = "embedded_label_inputs"
-
-
 def prior_inputs_sha256(settings) -> str:
     """The training-text hash the prior on disk was fitted on ('none' when there is none yet)."""
     path = prior_path(settings)

@@ -15,7 +15,6 @@ input keys were kept before they moved into the labels' materializations.
 import json
 
 import dagster as dg
-import duckdb
 import pandas as pd
 
 from .. import warehouse
@@ -25,7 +24,7 @@ from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .assets import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, LEGACY_INPUTS_TABLE, judgements_table, labels_table
+from .assets import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .matching import default_judge, embedded_judge_v3
 
 CATALOG_TABLE = "label_catalog"
@@ -39,12 +38,9 @@ CATALOG_COLUMNS = ["benchmark", "labeler", "n_prompts_judged", "n_prompts_labele
 PER_BENCHMARK = (*(table for judge in JUDGES for table in (labels_table(judge), judgements_table(judge))), CANDIDATES_TABLE)
 
 
-def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
-    """Delete the files of benchmarks not in `current` from every labeling table (and the warehouse
-    tables they lived in before); files deleted per table."""
+def prune_removed(files: PartitionFiles, current: list[str]) -> dict[str, int]:
+    """Delete the files of benchmarks not in `current` from every labeling table; files deleted per table."""
     removed = files.remove_except(PER_BENCHMARK, current)
-    for table in (*PER_BENCHMARK, LEGACY_INPUTS_TABLE):
-        con.execute(f"DROP TABLE IF EXISTS {LABELING_SCHEMA}.{table}")
     return {f"{LABELING_SCHEMA}.{table}": n for table, n in removed.items()}
 
 
@@ -95,8 +91,8 @@ def labeler_rules(settings, labelers: list[str]) -> pd.DataFrame:
 def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
     files = pipeline_settings.resolve().partition_files
+    deleted = prune_removed(files, current)
     with warehouse_db.connect() as con:
-        deleted = prune_removed(files, con, current)
         table = judged_per_benchmark(files, current)
         warehouse.replace_table(con, LABELING_SCHEMA, CATALOG_TABLE, table)
         warehouse.replace_table(con, LABELING_SCHEMA, RULES_TABLE, labeler_rules(pipeline_settings.resolve(), table["labeler"].tolist()))

@@ -23,7 +23,6 @@ The dbt project reads the catalog (`stg_benchmarks__catalog`), so `dbt build` ru
 
 
 import dagster as dg
-import duckdb
 import pandas as pd
 
 from .. import warehouse
@@ -41,9 +40,6 @@ from .registry import SOURCES
 CATALOG_TABLE = "benchmark_catalog"
 ERROR_COLUMNS = ["benchmark", "source_table", "error"]
 PARTITIONED_SOURCES = ("benchmark_prompts", "benchmark_results")
-# Where the rows of these lived before they moved to per-benchmark files, and where the source
-# loads were recorded before they moved into their materializations: dropped here.
-LEGACY_TABLES = (*PARTITIONED_SOURCES, "_benchmark_file_errors", "_source_loads")
 
 
 def errors_table(source_table: str) -> str:
@@ -66,12 +62,10 @@ def record_file_errors(files: PartitionFiles, source_table: str, keys: list[str]
             files.remove(errors_table(source_table), key)
 
 
-def prune_removed(files: PartitionFiles, con: duckdb.DuckDBPyConnection, current: list[str]) -> dict[str, int]:
-    """Delete the files of benchmarks not in `current` from every per-benchmark table of the sources
-    (and the warehouse tables they lived in before). Returns files deleted per table."""
+def prune_removed(files: PartitionFiles, current: list[str]) -> dict[str, int]:
+    """Delete the files of benchmarks not in `current` from every per-benchmark table of the sources.
+    Returns files deleted per table."""
     removed = files.remove_except(PER_BENCHMARK, current)
-    for table in LEGACY_TABLES:
-        con.execute(f"DROP TABLE IF EXISTS {RAW_SCHEMA}.{table}")
     return {f"{RAW_SCHEMA}.{table}": n for table, n in removed.items()}
 
 
@@ -113,8 +107,8 @@ def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
     settings = pipeline_settings.resolve()
     attribution = benchmark_attribution(benchmark_set(settings)[0], sorted(current))
+    deleted = prune_removed(settings.partition_files, current)
     with warehouse_db.connect() as con:
-        deleted = prune_removed(settings.partition_files, con, current)
         table = catalog(settings.partition_files, current).merge(attribution, on="benchmark", how="left")
         warehouse.replace_table(con, RAW_SCHEMA, CATALOG_TABLE, table)
     if deleted:
