@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("fetch", help="resolve every pinned source file (reference files and benchmark recipes) into the download "
                    "folder or a local copy, and print each one's name, SHA-256 and path")
     sub.add_parser("migrate", help="bring a warehouse made by an older checkout up to this one, once (migrate.py): drops the tables "
-                   "the pipeline retired")
+                   "the pipeline retired and moves the coverage history from the Dagster instance into the warehouse")
     notice = sub.add_parser("notice", help="write benchmarks/NOTICE.md from benchmarks/catalog.csv")
     notice.add_argument("--check", action="store_true", help="only say whether NOTICE.md matches the catalog (exit 1 if not)")
     args = parser.parse_args(argv)
@@ -78,7 +78,8 @@ def command(args: argparse.Namespace) -> int:
         from .migrate import migrate
         from .settings import settings_at_load
 
-        changes = migrate(settings_at_load().resolve().duckdb_path)
+        with runner.open_instance() as instance:
+            changes = migrate(settings_at_load().resolve().duckdb_path, instance)
         print("\n".join(changes) if changes else "nothing to migrate")
         return 0
     if args.command == "label-llm":

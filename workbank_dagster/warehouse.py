@@ -168,6 +168,12 @@ def replace_rows(
     return len(frame)
 
 
+def append_rows(con: duckdb.DuckDBPyConnection, schema: str, table: str, frame: pd.DataFrame) -> int:
+    """Insert `frame` into an append-only table (created from the frame on first use), atomically;
+    a frame whose columns differ from the table's is an error (`replace_rows` with no rows to replace)."""
+    return replace_rows(con, schema, table, frame, where={})
+
+
 def table_exists(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> bool:
     row = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?", [schema, table]

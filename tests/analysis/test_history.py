@@ -1,14 +1,16 @@
-"""The coverage history (one row per headline materialization, from the Dagster instance) and each
-benchmark's contribution (what coverage loses without it)."""
+"""The coverage history (one row per refresh of the headline, appended to the warehouse by its
+step) and each benchmark's contribution (what coverage loses without it)."""
 
 from __future__ import annotations
+
+import time
 
 import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
 
-from workbank_dagster.analysis.assets import HEADLINE_KEY, coverage_history, headline_records
+from workbank_dagster import warehouse
 from workbank_dagster.analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA
 from workbank_dagster.analysis.coverage import BenchmarkCounts
 from workbank_dagster.analysis.history import (
@@ -16,9 +18,11 @@ from workbank_dagster.analysis.history import (
     ContractError,
     benchmark_contributions,
     enforce_contract,
+    history_frame,
     history_table,
 )
-from workbank_dagster.resources import Warehouse
+from workbank_dagster.migrate import HEADLINE_KEY, migrate
+from workbank_dagster.report.assets import append_refresh
 
 
 def _numbers(uncovered: float, tasks: int, exposure: float, importance: float, benchmarks: int) -> dict:
@@ -38,20 +42,19 @@ REFRESHES = [
 ]
 
 
-def _report(instance: dg.DagsterInstance) -> None:
-    for versions, numbers in REFRESHES:
-        metadata = {HEADLINE_NUMBERS_METADATA: dg.MetadataValue.json(numbers), BENCHMARK_VERSIONS_METADATA: dg.MetadataValue.json(versions)}
-        instance.report_runless_asset_event(dg.AssetMaterialization(HEADLINE_KEY, metadata=metadata))
+def _records() -> list[dict]:
+    return [
+        {"materialized_at": 1000.0 + i, "run_id": f"run{i}", "numbers": numbers, "benchmarks": versions}
+        for i, (versions, numbers) in enumerate(REFRESHES)
+    ]
 
 
-def test_add_change_remove_give_a_row_each_with_what_moved(tmp_path):
-    """Real materialization records of the headline, read back by the history asset."""
-    instance = dg.DagsterInstance.ephemeral()
-    _report(instance)
-    db = tmp_path / "w.duckdb"
-    assert dg.materialize([coverage_history], instance=instance, resources={"warehouse_db": Warehouse(db)}).success
+def _history(db) -> pd.DataFrame:
     with duckdb.connect(str(db), read_only=True) as con:
-        table = con.execute("select * from analysis.coverage_history order by refresh").df()
+        return con.execute("select * from analysis.coverage_history order by refresh").df()
+
+
+def _check_add_change_remove(table: pd.DataFrame) -> None:
     assert list(table["refresh"]) == [1, 2, 3, 4]
     assert list(table["benchmarks_added"].fillna("-")) == ["alpha", "beta", "-", "-"]
     assert list(table["benchmarks_changed"].fillna("-")) == ["-", "-", "beta", "-"]
@@ -61,21 +64,58 @@ def test_add_change_remove_give_a_row_each_with_what_moved(tmp_path):
     assert table["change_exposure_coverage_ratio"].iloc[1:].round(6).tolist() == [0.5, -0.1, -0.4]
     assert pd.isna(table["change_n_tasks_covered"].iloc[0])  # nothing before the first
     assert table["n_families_covered"].tolist() == [2, 2, 2, 2]
-    assert table["materialized_at"].is_monotonic_increasing and table["run_id"].notna().all()
+    assert table["materialized_at"].is_monotonic_increasing and table["run_id"].tolist() == ["run0", "run1", "run2", "run3"]
     assert table["moved"].tolist() == [True, True, True, True]
 
 
-def test_a_rebuilt_warehouse_gets_the_history_back_from_the_instance(tmp_path):
+def test_each_refresh_appends_a_row_that_says_what_moved(tmp_path):
+    """The headline step's append, one refresh at a time, against the row before it in the warehouse."""
+    db = tmp_path / "w.duckdb"
+    for record in _records():
+        with warehouse.connect(db) as con:
+            whole = append_refresh(con, record)
+    _check_add_change_remove(_history(db))
+    assert len(whole) == 4
+    # One append gives what one fold over every record gives: the row is computed from the last row alone.
+    pd.testing.assert_frame_equal(history_frame(_history(db).to_dict("records")), history_table(_records()))
+
+
+def test_an_older_checkouts_history_is_brought_into_the_warehouse_by_the_migration(tmp_path):
+    """Before, the history was rebuilt from the headline's materializations in the Dagster instance on
+    every run (no benchmark_versions column). `cli migrate` rebuilds it once from there, versions
+    included; the headline's appends then go on from it. Until then, the append says to migrate."""
     instance = dg.DagsterInstance.ephemeral()
-    _report(instance)
-    for name in ("first.duckdb", "second.duckdb"):  # a warehouse deleted and built again: the same rows
-        assert dg.materialize([coverage_history], instance=instance, resources={"warehouse_db": Warehouse(tmp_path / name)}).success
-    frames = []
-    for name in ("first.duckdb", "second.duckdb"):
-        with duckdb.connect(str(tmp_path / name), read_only=True) as con:
-            frames.append(con.execute("select * exclude (materialized_at) from analysis.coverage_history order by refresh").df())
-    pd.testing.assert_frame_equal(*frames)
-    assert len(headline_records(instance)) == 4
+    for versions, numbers in REFRESHES[:3]:
+        metadata = {HEADLINE_NUMBERS_METADATA: dg.MetadataValue.json(numbers), BENCHMARK_VERSIONS_METADATA: dg.MetadataValue.json(versions)}
+        instance.report_runless_asset_event(dg.AssetMaterialization(HEADLINE_KEY, metadata=metadata))
+    db = tmp_path / "w.duckdb"
+    old = history_table(_records()[:3]).drop(columns="benchmark_versions")
+    with warehouse.connect(db) as con:
+        warehouse.replace_table(con, "analysis", "coverage_history", old)
+        with pytest.raises(ContractError, match="cli migrate"):
+            append_refresh(con, _records()[3])
+    assert migrate(db, instance) == ["rebuilt analysis.coverage_history from the instance's 3 headline materializations, with their benchmark versions"]
+    assert migrate(db, instance) == []  # once
+    with warehouse.connect(db) as con:
+        append_refresh(con, {**_records()[3], "materialized_at": time.time()})
+    table = _history(db)
+    assert table["run_id"].iloc[:3].notna().all()
+    _check_add_change_remove(table.assign(run_id=["run0", "run1", "run2", "run3"]))  # the instance's own run ids for the first three
+
+
+def test_without_the_instance_the_migration_keeps_the_rows_and_the_next_refresh_says_unknown(tmp_path):
+    db = tmp_path / "w.duckdb"
+    with warehouse.connect(db) as con:
+        warehouse.replace_table(con, "analysis", "coverage_history", history_table(_records()[:2]).drop(columns="benchmark_versions"))
+    assert migrate(db, dg.DagsterInstance.ephemeral()) == [
+        "added the empty column benchmark_versions to analysis.coverage_history (no headline materialization in the instance)"
+    ]
+    with warehouse.connect(db) as con:
+        append_refresh(con, _records()[2])
+    table = _history(db)
+    assert table["refresh"].tolist() == [1, 2, 3]
+    assert table["benchmarks_changed"].isna().tolist() == [True, True, True]  # the versions before are unknown
+    assert table["change_n_tasks_covered"].iloc[2] == -1  # the numbers are still compared
 
 
 def test_a_headline_recorded_before_versions_were_kept_says_unknown():

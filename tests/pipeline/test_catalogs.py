@@ -119,7 +119,7 @@ def test_the_tables_from_before_the_files_are_dropped_by_the_migration_and_only_
             con.execute(f"create table {table} (benchmark VARCHAR)")
     files = PartitionFiles(tmp_path / "partitions")
     assert prune_sources(files, ["kept"]) == {} and prune_labels(files, ["kept"]) == {}
-    env = {"WORKBANK_DUCKDB_PATH": str(db), "WORKBANK_DATA_DIR": str(tmp_path)}
+    env = {"WORKBANK_DUCKDB_PATH": str(db), "WORKBANK_DATA_DIR": str(tmp_path), "DAGSTER_HOME": str(tmp_path / "home")}
     for run in ("first", "second"):
         completed = subprocess.run([sys.executable, "-m", "workbank_dagster.cli", "migrate"], env={**os.environ, **env},
                                    capture_output=True, text=True, check=True)

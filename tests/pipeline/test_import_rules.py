@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "audits": {"labeling.matching", "analysis.zones", "sources.validate", "sources.benchmarks"},
     # The report reads analysis.* and marts.* tables; of the packages' code it uses only their
     # public catalogues and constants, never their assets.
-    "report": {"analysis.columns", "transform.project", "sources.registry"},
+    "report": {"analysis.columns", "analysis.history", "transform.project", "sources.registry"},
 }
 
 
@@ -114,12 +114,14 @@ def test_the_rules_catch_a_forbidden_import():
 
 def test_dependencies_declared_by_key_match_the_definitions():
     """The report declares its dependencies by key (analysis/columns.py's tables, the manifest's
-    marts): they are exactly the analysis assets and the dbt marts of the definitions."""
+    marts): they are exactly the analysis assets (and the coverage history, which the headline's
+    step appends to) and the dbt marts of the definitions."""
     from workbank_dagster.analysis.assets import analysis_assets
-    from workbank_dagster.report.assets import ANALYSIS_KEYS, MART_KEYS
+    from workbank_dagster.report.assets import ANALYSIS_KEYS, HISTORY, MART_KEYS, headline
     from workbank_dagster.transform.assets import dbt_models
 
-    assert set(ANALYSIS_KEYS) == {key for asset in analysis_assets for key in asset.keys}
+    assert set(headline.keys) == {HISTORY, dg.AssetKey(["report", "headline"])}
+    assert set(ANALYSIS_KEYS) == {key for asset in analysis_assets for key in asset.keys} | {HISTORY}
     assert set(MART_KEYS) == {key for key in dbt_models.keys if key.path[0] == "marts"}
     assert all(isinstance(key, dg.AssetKey) for key in [*ANALYSIS_KEYS, *MART_KEYS])
 

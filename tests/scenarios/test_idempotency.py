@@ -16,6 +16,7 @@ or view schema.name; the report assets write the output files.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -78,9 +79,16 @@ def _log(data_dir) -> tuple[int, str]:
         return con.execute(f"select count(*) from {LOG}").fetchone()[0], snap.canonical_hash(con, f"(select * from {LOG} where moved)")
 
 
-def _snapshot(data_dir):
+def _history_hash(data_dir, rows: int) -> str:
+    """A canonical hash of the history's first `rows` rows, all columns."""
+    with duckdb.connect(str(data_dir / "warehouse.duckdb"), read_only=True) as con:
+        return snap.canonical_hash(con, f"(select * from {LOG} where refresh <= {rows})")
+
+
+def _snapshot(data_dir, copied_from):
     tables = snap.warehouse_hashes(data_dir / "warehouse.duckdb")
-    files = snap.file_hashes(data_dir / "outputs", data_dir)
+    # The copied dbt docs name the base run's folder until `dbt docs generate` runs here (after the wipe).
+    files = snap.file_hashes(data_dir / "outputs", data_dir, copied_from)
     return tables, files
 
 
@@ -107,7 +115,7 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     data_dir, home = root / "data", root / "dagster_home"
     selected = _selected_assets()
     timings = {}
-    first = _snapshot(data_dir)
+    first = _snapshot(data_dir, small_base_run / "data")
 
     # Every asset was materialized, and each one that writes a table has its table.
     runs = _materialization_runs(home, selected)
@@ -132,7 +140,7 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     timings["second"] = time.monotonic() - started
     runs_after = _materialization_runs(home, selected)
     assert [key for key in selected if len(runs_after[key]) < 2] == [], "assets not materialized again"
-    second = _snapshot(data_dir)
+    second = _snapshot(data_dir, small_base_run / "data")
     problems = _compare("second make run", first, second)
     assert _log(data_dir) == (log_rows + 1, moved)  # the second run's refresh, which moved nothing
 
@@ -142,8 +150,19 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     started = time.monotonic()
     _run(["refresh", REFRESHED], env, "refresh")
     timings["refresh"] = time.monotonic() - started
-    third = _snapshot(data_dir)
+    third = _snapshot(data_dir, small_base_run / "data")
     problems += _compare(f"refresh of {REFRESHED}", first, third)
     assert _log(data_dir) == (log_rows + 2, moved)
+
+    # The data lives in the warehouse: with the Dagster instance wiped (every materialization and
+    # partition gone), `make run` leaves the same tables and files, and the history whole.
+    history = _history_hash(data_dir, log_rows + 2)
+    shutil.rmtree(home)
+    started = time.monotonic()
+    _run(["cli"], env, "wiped")
+    timings["wiped home"] = time.monotonic() - started
+    problems += _compare("make run after wiping dagster_home", first, _snapshot(data_dir, small_base_run / "data"))
+    assert _log(data_dir) == (log_rows + 3, moved)
+    assert _history_hash(data_dir, log_rows + 2) == history, "rows of the coverage history changed when dagster_home was wiped"
     print(f"timings {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}; {len(tables)} tables and views; not an asset's own table: {unowned}")
     assert problems == [], "materialized again, these changed:\n" + "\n".join(problems)

@@ -112,8 +112,8 @@ def _canonical_listing(value):
     return value
 
 
-def _canonical_text(text: str, root: str | None) -> str:
-    if root:
+def _canonical_text(text: str, roots: list[str]) -> str:
+    for root in roots:
         text = text.replace(root, "<root>")  # dbt docs name the compiled files by absolute path
     for table in LOG_TABLES:  # the data dictionary's row count of a log, and the report's history section
         text = re.sub(rf"(## `{re.escape(table)}`\n\n[^\n]*\n\n)\d+ rows", r"\1<n> rows", text)
@@ -126,14 +126,16 @@ def _canonical_text(text: str, root: str | None) -> str:
     return text
 
 
-def file_hashes(folder: Path, root: Path | None = None) -> dict[str, dict[str, str]]:
+def file_hashes(folder: Path, root: Path | None = None, copied_from: Path | None = None) -> dict[str, dict[str, str]]:
     """{'exact': {relative path: sha256}, 'canonical': {...}} for every file under `folder`.
 
     Canonical: JSON parsed with floats rounded and timestamp fields dropped; CSV and Parquet read
     back and hashed like a table; HTML, SVG and text with timestamp fields, plot data and the
-    absolute path `root` (the data folder) blanked. Hidden files (input stamps) are left out of
-    the canonical level.
+    absolute path `root` (the data folder) blanked, and `copied_from` (the data folder it was
+    copied from, whose paths the copied files still name). Hidden files (input stamps) are left out
+    of the canonical level.
     """
+    roots = [str(path) for path in (root, copied_from) if path]
     exact, canonical = {}, {}
     con = duckdb.connect()
     try:
@@ -153,7 +155,7 @@ def file_hashes(folder: Path, root: Path | None = None) -> dict[str, dict[str, s
                 digest = canonical_hash(con, f"read_csv('{literal}', header = true, all_varchar = false, sample_size = -1)") if data.strip() else "empty"
             else:
                 try:
-                    digest = hashlib.sha256(_canonical_text(data.decode("utf-8"), str(root) if root else None).encode()).hexdigest()
+                    digest = hashlib.sha256(_canonical_text(data.decode("utf-8"), roots).encode()).hexdigest()
                 except UnicodeDecodeError:
                     digest = exact[rel]
             canonical[rel] = digest

@@ -12,10 +12,10 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, las
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, TABLES, column_description
+from .columns import TABLES, analysis_table_metadata
 from .comparison import threshold_ratios
 from .coverage import BenchmarkCounts, bootstrap_uncovered_share, sensitivity_table, summarise
-from .history import HISTORY_CONTRACT, benchmark_contributions, enforce_contract, history_table
+from .history import benchmark_contributions
 from .near_duplicates import near_duplicate_counts
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
@@ -94,15 +94,6 @@ def _kept(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, na
         if not all(warehouse.table_exists(con, SCHEMA, name) for name in names):
             return None
         return {name: con.execute(f"select * from {SCHEMA}.{warehouse.quote(name)}").df() for name in names}
-
-
-def analysis_table_metadata(name: str, frame: pd.DataFrame) -> dict:
-    """Row count, preview, and a column schema whose columns say what they mean (analysis/columns.py)."""
-    metadata = table_metadata(frame)
-    metadata["dagster/column_schema"] = dg.TableSchema(
-        columns=[dg.TableColumn(str(c), str(frame[c].dtype), description=column_description(name, str(c)) or None) for c in frame.columns]
-    )
-    return metadata
 
 
 def _tasks(con) -> pd.DataFrame:
@@ -503,42 +494,7 @@ def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: Wareh
     return dg.MaterializeResult(metadata=metadata)
 
 
-HEADLINE_KEY = key("report", "headline")
-
-
-def headline_records(instance: dg.DagsterInstance) -> list[dict]:
-    """Every materialization of the headline the instance holds, oldest first, as `history_table` takes them."""
-    records, cursor = [], None
-    while True:
-        page = instance.fetch_materializations(HEADLINE_KEY, limit=500, cursor=cursor, ascending=True)
-        for record in page.records:
-            metadata = record.asset_materialization.metadata
-            records.append(
-                {
-                    "materialized_at": record.timestamp,
-                    "run_id": record.run_id,
-                    "numbers": getattr(metadata.get(HEADLINE_NUMBERS_METADATA), "value", None),
-                    "benchmarks": getattr(metadata.get(BENCHMARK_VERSIONS_METADATA), "value", None),
-                }
-            )
-        if not page.has_more:
-            return records
-        cursor = page.cursor
-
-
-@versioned_asset(key=[SCHEMA, "coverage_history"], deps=[HEADLINE_KEY], description=TABLES["coverage_history"], pool="warehouse",
-          **asset_attributes("analysis", "team:analysis"))
-def coverage_history(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    """The one analysis asset that reads the Dagster instance: the headline's materialization
-    records are its source, so a new warehouse gets the whole history back on its first run."""
-    table = enforce_contract(history_table(headline_records(context.instance)), HISTORY_CONTRACT, f"{SCHEMA}.coverage_history")
-    with warehouse_db.connect() as con:
-        warehouse.replace_table(con, SCHEMA, "coverage_history", table)
-    return dg.MaterializeResult(metadata={**analysis_table_metadata("coverage_history", table), "refreshes": len(table)})
-
-
 analysis_assets = [
     coverage_regression, importance_regression, ratios_by_threshold, coverage_sensitivity_assets, label_uncertainty, model_scores, workbank_audit, uncovered_by_telework,
-    coverage_history,
 ]
 __all__ = ["analysis_assets"]

@@ -9,6 +9,10 @@ column)` looks for a table-specific entry first, then the shared one.
 
 from __future__ import annotations
 
+import dagster as dg
+import pandas as pd
+
+from ..common import table_metadata
 from ..settings import default
 
 TABLES = {
@@ -21,9 +25,10 @@ TABLES = {
     "work_time_uncovered_interval": "Bootstrap 95% interval of the uncovered work-time share, resampling prompts within benchmarks.",
     "benchmark_contribution": "Per benchmark, what coverage would lose without it: the tasks and occupations covered only with it, "
     "and the uncovered share of work time with it and without it (the leave-one-out rows of coverage_sensitivity, with what only it covers).",
-    "coverage_history": "One row per materialization of the headline (report/headline), read from the Dagster instance: when, which run, "
+    "coverage_history": "One row per materialization of the headline (report/headline), written by its step: when, which run, "
     "the labeler, benchmarks and prompts, tasks, occupations and families covered, the uncovered share and both ratios, which benchmarks "
-    "the refresh added, changed or removed, and how far the headline moved. Rebuilt from the instance on every run, so it survives a new warehouse.",
+    "the refresh added, changed or removed, and how far the headline moved. Append-only: the headline's step adds a row each time it runs, "
+    "so the history lives in the warehouse and outlasts the Dagster instance.",
     "judge_ratios": "Both regression ratios (exposure, importance) under each judge's labels, side by side (docs/method.md §4-5).",
     "ratios_by_threshold": "Both ratios of docs/method.md §4-5 at every sensitivity threshold, simple (shares straight from the task table) and "
     "model-adjusted (the regressions'), with the occupations the importance model keeps and why the others leave (analysis/comparison.py).",
@@ -44,9 +49,9 @@ TABLES = {
     "through the BLS crosswalk (exact O*NET-SOC match first; a 2018 code fed by several 2010 codes gets their average; see analysis/telework.py).",
 }
 
-# What each materialization of the headline (report/headline) records in its metadata, which
-# analysis/coverage_history reads back from the instance: the numbers, and a version of each
-# benchmark's prompts.
+# What each materialization of the headline (report/headline) records in its metadata, for a
+# reader of the Dagster UI: the numbers, and a version of each benchmark's prompts (the history
+# keeps both in the warehouse; `cli migrate` reads an older checkout's history from here).
 HEADLINE_NUMBERS_METADATA = "headline"
 BENCHMARK_VERSIONS_METADATA = "benchmark_versions"
 
@@ -161,6 +166,8 @@ BY_TABLE = {
         "change_exposure_coverage_ratio": "Exposure ratio minus the refresh before's.",
         "change_importance_top_bottom_ratio": "Importance ratio minus the refresh before's.",
         "moved": "The first refresh, or one that added, changed or removed a benchmark or moved a number (the report's trend shows these).",
+        "benchmark_versions": "Each benchmark's prompts version in that refresh, as JSON {slug: MD5 of its prompt ids and text hashes}: "
+        "what the next refresh compares to name the benchmarks it added, changed or removed (NULL where none was recorded).",
     },
     "judge_ratios": {
         "exposure_coverage_ratio": "P(covered | exposed) / P(covered | not exposed) at the median wage bill, with this judge's coverage.",
@@ -258,3 +265,12 @@ BY_TABLE = {
 
 def column_description(table: str, column: str) -> str:
     return BY_TABLE.get(table, {}).get(column) or SHARED.get(column, "")
+
+
+def analysis_table_metadata(name: str, frame: pd.DataFrame) -> dict:
+    """Row count, preview, and a column schema whose columns say what they mean."""
+    metadata = table_metadata(frame)
+    metadata["dagster/column_schema"] = dg.TableSchema(
+        columns=[dg.TableColumn(str(c), str(frame[c].dtype), description=column_description(name, str(c)) or None) for c in frame.columns]
+    )
+    return metadata

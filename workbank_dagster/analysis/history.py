@@ -1,14 +1,16 @@
 """Coverage history: what each refresh of the headline changed, and what each benchmark adds.
 
-Pure functions over plain records; the assets (analysis/assets.py) read the records.
+Pure functions over plain records; the report's headline step (report/assets.py) appends a row
+per refresh to the warehouse table `analysis.coverage_history`, which nothing else writes.
 
-- `history_table`: one row per materialization of the headline, oldest first, from what each one
-  recorded (its numbers, and a version of each benchmark's prompts): when and in which run, the
-  labeler, the benchmarks and prompts, the tasks, occupations and families covered, the uncovered
-  share of work time and both ratios; which benchmarks the refresh added, changed (another set of
-  prompts) or removed, how far the headline moved since the refresh before, and whether the refresh
-  moved the map at all (`moved`: the report draws those, so a run that changed nothing leaves the
-  page as it was).
+- `next_row`: the row of one refresh, from its record (its numbers, and a version of each
+  benchmark's prompts) and the row before it: when and in which run, the labeler, the benchmarks
+  and prompts, the tasks, occupations and families covered, the uncovered share of work time and
+  both ratios; which benchmarks the refresh added, changed (another set of prompts) or removed, how
+  far the headline moved since the refresh before, and whether the refresh moved the map at all
+  (`moved`: the report draws those, so a run that changed nothing leaves the page as it was).
+  `history_table` folds it over many records (`cli migrate` rebuilds an older checkout's history
+  from the Dagster instance with it).
 - `benchmark_contributions`: per benchmark, the tasks and occupations covered only because of it
   (covered with every benchmark, not without it) and the uncovered share with it and without it,
   from the labeler's per-benchmark counts.
@@ -18,6 +20,8 @@ it is written (`enforce_contract`).
 """
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 
@@ -44,6 +48,7 @@ HISTORY_CONTRACT = {
     "change_exposure_coverage_ratio": "Float64",
     "change_importance_top_bottom_ratio": "Float64",
     "moved": "boolean",
+    "benchmark_versions": "string",
 }
 
 CONTRIBUTION_COLUMNS = {
@@ -98,41 +103,62 @@ def _moved(row: dict) -> bool:
     return any(value is not None and value == value and value != 0 for value in (row[f"change_{c}"] for c in CHANGES))
 
 
-def history_table(records: list[dict]) -> pd.DataFrame:
-    """One row per headline materialization. `records`, oldest first, each: `materialized_at` (a
-    timestamp, seconds), `run_id`, `numbers` (the headline's numbers) and `benchmarks` ({slug: a
-    version of its prompts}, or None where the materialization recorded none: added, changed and
-    removed are then unknown)."""
-    rows = []
-    previous: dict | None = None
-    for position, record in enumerate(records, start=1):
-        numbers = record.get("numbers") or {}
-        row = {"refresh": position, "materialized_at": pd.Timestamp(record["materialized_at"], unit="s", tz="UTC"), "run_id": record.get("run_id")}
-        row.update({column: numbers.get(key) for key, column in NUMBERS.items()})
-        if numbers.get("n_families") is not None and numbers.get("n_families_without_covered_occupation") is not None:
-            row["n_families_covered"] = numbers["n_families"] - numbers["n_families_without_covered_occupation"]
-        else:
-            row["n_families_covered"] = None
-        now = record.get("benchmarks")
-        before = None if previous is None else previous.get("benchmarks")
-        if now is None or (previous is not None and before is None):
-            row.update(benchmarks_added=None, benchmarks_changed=None, benchmarks_removed=None)
-        else:
-            before = before or {}
-            row["benchmarks_added"] = _names(set(now) - set(before))
-            row["benchmarks_changed"] = _names(slug for slug in set(now) & set(before) if now[slug] != before[slug])
-            row["benchmarks_removed"] = _names(set(before) - set(now))
-        for column in CHANGES:
-            then = None if previous is None else previous["row"].get(column)
-            row[f"change_{column}"] = None if then is None or row.get(column) is None else row[column] - then
-        row["moved"] = previous is None or _moved(row)
-        rows.append(row)
-        previous = {"benchmarks": now, "row": row}
+def next_row(previous: dict | None, record: dict) -> dict:
+    """The history row of one refresh, given the row before it (None for the first).
+
+    `record`: `materialized_at` (a timestamp, seconds), `run_id`, `numbers` (the headline's
+    numbers) and `benchmarks` ({slug: a version of its prompts}, or None where none was recorded:
+    added, changed and removed are then unknown). The row keeps the versions (`benchmark_versions`,
+    JSON), which is all the next refresh needs of it."""
+    numbers = record.get("numbers") or {}
+    row = {
+        "refresh": 1 if previous is None else int(previous["refresh"]) + 1,
+        "materialized_at": pd.Timestamp(record["materialized_at"], unit="s", tz="UTC"),
+        "run_id": record.get("run_id"),
+    }
+    row.update({column: numbers.get(key) for key, column in NUMBERS.items()})
+    if numbers.get("n_families") is not None and numbers.get("n_families_without_covered_occupation") is not None:
+        row["n_families_covered"] = numbers["n_families"] - numbers["n_families_without_covered_occupation"]
+    else:
+        row["n_families_covered"] = None
+    now = record.get("benchmarks")
+    before = None if previous is None or _missing(previous.get("benchmark_versions")) else json.loads(previous["benchmark_versions"])
+    if now is None or (previous is not None and before is None):
+        row.update(benchmarks_added=None, benchmarks_changed=None, benchmarks_removed=None)
+    else:
+        before = before or {}
+        row["benchmarks_added"] = _names(set(now) - set(before))
+        row["benchmarks_changed"] = _names(slug for slug in set(now) & set(before) if now[slug] != before[slug])
+        row["benchmarks_removed"] = _names(set(before) - set(now))
+    for column in CHANGES:
+        then = None if previous is None or _missing(previous.get(column)) else previous[column]
+        row[f"change_{column}"] = None if then is None or row.get(column) is None else row[column] - then
+    row["moved"] = previous is None or _moved(row)
+    row["benchmark_versions"] = None if now is None else json.dumps(now, sort_keys=True)
+    return row
+
+
+def _missing(value) -> bool:
+    """A value a warehouse row reads back as absent (None, NaN, pandas' NA)."""
+    return value is None or bool(pd.isna(value))
+
+
+def history_frame(rows: list[dict]) -> pd.DataFrame:
+    """Rows of `next_row` as a frame of the contract's columns and types."""
     frame = pd.DataFrame(rows, columns=list(HISTORY_CONTRACT))
     if frame.empty:
         return frame.astype(HISTORY_CONTRACT)
     frame["materialized_at"] = pd.to_datetime(frame["materialized_at"], utc=True).astype("datetime64[us, UTC]")
     return frame.astype({c: t for c, t in HISTORY_CONTRACT.items() if c != "materialized_at"})
+
+
+def history_table(records: list[dict]) -> pd.DataFrame:
+    """The history of `records`, oldest first, one row each (`next_row`): what an append per
+    refresh would have built, in one go."""
+    rows: list[dict] = []
+    for record in records:
+        rows.append(next_row(rows[-1] if rows else None, record))
+    return history_frame(rows)
 
 
 def benchmark_contributions(counts: BenchmarkCounts, labeled: pd.Series, tasks: pd.DataFrame, families: list[str], threshold: int) -> pd.DataFrame:

@@ -6,16 +6,19 @@ static_figures.py, the page from page.py, the files from exports.py.
 
 
 import json
+import time
 from pathlib import Path
 
 import dagster as dg
 import pandas as pd
 from dagster_dbt import DbtCliResource
 
-from ..analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA
+from .. import warehouse
+from ..analysis.columns import BENCHMARK_VERSIONS_METADATA, HEADLINE_NUMBERS_METADATA, analysis_table_metadata
 from ..analysis.columns import TABLES as ANALYSIS_TABLES
-from ..code_version import step_code_version, versioned_asset
-from ..common import warehouse_step
+from ..analysis.history import HISTORY_CONTRACT, ContractError, enforce_contract, history_frame, next_row
+from ..code_version import step_code_version, versioned_asset, versioned_multi_asset
+from ..common import asset_attributes, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
@@ -40,6 +43,7 @@ HEADLINE_DEPS = [
     *MART_KEYS,
 ]
 HEADLINE = dg.AssetKey(["report", "headline"])
+HISTORY = dg.AssetKey(["analysis", "coverage_history"])
 EXPORTS = dg.AssetKey(["report", "table_exports"])
 DICTIONARY = dg.AssetKey(["report", "data_dictionary"])
 
@@ -55,21 +59,57 @@ def kept(context: dg.AssetExecutionContext, key: str, *outputs: Path) -> bool:
     return last_fingerprint(context.instance, context.asset_key)[0] == key and all(path.exists() for path in outputs)
 
 
-@versioned_asset(key=HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.", **warehouse_step("report", "team:analysis", "json"))
-def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+HISTORY_TABLE = ("analysis", "coverage_history")
+
+
+def append_refresh(con, record: dict) -> pd.DataFrame:
+    """Append this refresh's row to the coverage history (its contract checked), computed against
+    the last row there; return the whole history. A history written by an older checkout (other
+    columns) is an error that says how to bring it up to date, not a silent reshape."""
+    schema, table = HISTORY_TABLE
+    name = f"{schema}.{table}"
+    previous = None
+    if warehouse.table_exists(con, schema, table):
+        columns = [row[0] for row in con.execute(f"describe {name}").fetchall()]
+        if columns != list(HISTORY_CONTRACT):
+            raise ContractError(f"{name}: columns {columns} are an older checkout's; run `python -m workbank_dagster.cli migrate` once")
+        last = con.execute(f"select * from {name} order by refresh desc limit 1").df()
+        previous = last.iloc[0].to_dict() if len(last) else None
+    row = enforce_contract(history_frame([next_row(previous, record)]), HISTORY_CONTRACT, name)
+    warehouse.append_rows(con, schema, table, row)
+    return con.execute(f"select * from {name} order by refresh").df()
+
+
+@versioned_multi_asset(
+    specs=[
+        dg.AssetSpec(HEADLINE, deps=HEADLINE_DEPS, description="data/outputs/headline.json: the numbers the report leads with, from the marts.",
+                     **asset_attributes("report", "team:analysis", "json")),
+        dg.AssetSpec(HISTORY, deps=HEADLINE_DEPS, description=ANALYSIS_TABLES["coverage_history"], **asset_attributes("analysis", "team:analysis")),
+    ],
+    name="headline",
+    pool="warehouse",
+)
+def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    """The numbers, and the row of the coverage history they make: this step knows both, so it
+    writes both (the history in the warehouse, where it outlasts the Dagster instance)."""
     settings = pipeline_settings.resolve()
     with warehouse_db.connect() as con:
         numbers = headline_numbers(con, settings)
         versions = benchmark_versions(con)
+        record = {"materialized_at": time.time(), "run_id": context.run_id, "numbers": numbers, "benchmarks": versions}
+        history = append_refresh(con, record)
     # Key order is the reading order of the numbers (not sorted).
     path = write_text_atomic(settings.output_dir / "headline.json", json.dumps(numbers, indent=2) + "\n")
-    # The numbers and each benchmark's prompts version are what analysis/coverage_history reads back.
-    return dg.MaterializeResult(
+    yield dg.MaterializeResult(
+        asset_key=HEADLINE,
         metadata={
             "path": dg.MetadataValue.path(str(path)),
             HEADLINE_NUMBERS_METADATA: dg.MetadataValue.json(numbers),
             BENCHMARK_VERSIONS_METADATA: dg.MetadataValue.json(versions),
-        }
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key=HISTORY, metadata={**analysis_table_metadata("coverage_history", history), "refreshes": len(history)}
     )
 
 
