@@ -75,10 +75,11 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
 
 
 def test_source_files_are_the_files_the_loads_recorded(tmp_path):
-    """raw/source_files publishes the file, size and hash each load recorded in its materialization;
-    a benchmark without results (its optional file absent) has none, nor does a benchmark whose
-    partition is gone."""
+    """raw/source_files publishes the file, size and hash each source's last load logged (the last
+    row of its log wins); a benchmark without results (its optional file absent) has none, nor does
+    a benchmark whose partition is gone."""
     from workbank_dagster.partitions import benchmarks_partitions
+    from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.sources import load_memo
     from workbank_dagster.sources.catalog import source_files
 
@@ -86,16 +87,18 @@ def test_source_files_are_the_files_the_loads_recorded(tmp_path):
     frame = pd.DataFrame({"x": [1, 2]})
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(benchmarks_partitions.name, ["kept"])
+    files = PartitionFiles(tmp_path / "partitions")
 
     def loaded(table, partition, record):
-        metadata = {load_memo.LOADS_METADATA: load_memo.loads_metadata({partition or load_memo.WHOLE_TABLE: record})}
-        instance.report_runless_asset_event(dg.AssetMaterialization(dg.AssetKey(["raw", table]), partition=partition, metadata=metadata))
+        load_memo.append_loads(files, table, {partition or load_memo.WHOLE_TABLE: record}, "run")
 
+    loaded("onet_occupations", None, load_memo.load_record("0" * 64, frame, "onet/occupation_data_29_3.tsv", 122))
     loaded("onet_occupations", None, load_memo.load_record("a" * 64, frame, "onet/occupation_data_29_3.tsv", 123))
     loaded("benchmark_prompts", "kept", load_memo.load_record("b" * 64, frame, "benchmarks/kept.jsonl", 45))
     loaded("benchmark_results", "kept", load_memo.load_record("missing", frame.head(0), "results/kept.csv", None))
     loaded("benchmark_prompts", "gone", load_memo.load_record("c" * 64, frame, "benchmarks/gone.jsonl", 46))
-    assert dg.materialize([source_files], instance=instance, resources={"warehouse_db": Warehouse(db)}).success
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(data_dir=str(tmp_path), partitions_dir=str(files.root))}
+    assert dg.materialize([source_files], instance=instance, resources=resources).success
     with warehouse.connect(db) as con:
         rows = con.execute("select file, bytes, sha256, raw_table, benchmark from raw.source_files order by file").fetchall()
     assert rows == [

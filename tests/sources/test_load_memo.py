@@ -1,6 +1,7 @@
 """An unchanged source file is read back from where its load wrote it (the warehouse table of a
 whole-table source, a benchmark's Parquet file), not parsed again, and the rows and metadata are
-exactly what parsing gives; any change (file, parser code, table or file) parses again."""
+exactly what parsing gives; any change (file, parser code, table or file) parses again. What a load
+read is logged beside the data (load_memo's logs), not in the Dagster instance."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from workbank_dagster import warehouse
 from workbank_dagster.common import file_sha256, table_metadata
+from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.sources import load_memo
 from workbank_dagster.sources.benchmarks import read_benchmark_prompts
 from workbank_dagster.sources.registry import SOURCES, SOURCES_BY_TABLE
@@ -42,7 +44,9 @@ def test_reused_load_equals_parsed_load(tmp_path, source_dir, table):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     assert _reuse(con, table, None, digest) is None  # nothing recorded yet
     warehouse.replace_table(con, "raw", table, parsed)
-    recorded = json.loads(json.dumps(_record(parsed, digest), sort_keys=True))  # as the event log gives it back
+    files = PartitionFiles(tmp_path / "partitions")
+    load_memo.append_loads(files, table, {load_memo.WHOLE_TABLE: _record(parsed, digest)}, "run1")
+    recorded = load_memo.recorded_loads(files, table)[load_memo.WHOLE_TABLE]  # as the log gives it back
     reused = _reuse(con, table, recorded, digest)
     assert reused is not None
     pd.testing.assert_frame_equal(reused, parsed)
@@ -76,8 +80,6 @@ def test_any_change_means_parse_again(tmp_path, source_dir, package_copy):
 def test_partitions_are_reused_one_by_one_from_their_files(tmp_path, source_dir):
     """A benchmark's load is read back from its Parquet file with the parser's exact dtypes and
     attrs; another benchmark's file rewritten leaves this one's record valid."""
-    from workbank_dagster.partition_files import PartitionFiles
-
     files = PartitionFiles(tmp_path / "partitions")
     frames = {}
     for slug in ("cybench", "paperbench"):
@@ -96,9 +98,10 @@ def test_partitions_are_reused_one_by_one_from_their_files(tmp_path, source_dir)
     assert load_memo.as_recorded(None, paper_record, paper_digest) is None  # its file deleted
 
 
-def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir):
-    """Real materializations: the second reads back (parsed False), a changed file parses, a
-    deleted table parses, and each materialization records its load in `source_loads`."""
+def test_a_load_is_kept_from_its_last_logged_load_whatever_the_instance(tmp_path, source_dir):
+    """Real materializations, each on a new Dagster instance (a wiped dagster_home): the second reads
+    back (parsed False), a changed file parses, a deleted table parses; each parse appends its load
+    to the source's log, and a kept load appends nothing."""
     from workbank_dagster.resources import Warehouse
     from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.sources.assets import raw_assets
@@ -110,13 +113,13 @@ def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir)
     shutil.copy(source_dir / source.path, folder / source.path)
     db = tmp_path / "w.duckdb"
     resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(source_dir=str(folder), data_dir=str(tmp_path))}
-    instance = dg.DagsterInstance.ephemeral()
+    log = PartitionFiles(tmp_path / "partitions").path(load_memo.WHOLE_TABLE_LOG, source.table)
 
     def parsed() -> bool:
-        result = dg.materialize([asset], instance=instance, resources=resources)
+        result = dg.materialize([asset], instance=dg.DagsterInstance.ephemeral(), resources=resources)
         metadata = result.asset_materializations_for_node(asset.node_def.name)[0].metadata
-        load = metadata[load_memo.LOADS_METADATA].value[load_memo.WHOLE_TABLE]
-        assert load["sha256"] == file_sha256(folder / source.path) and load["file"] == source.path
+        last = pd.read_parquet(log).iloc[-1]
+        assert last["sha256"] == file_sha256(folder / source.path) and last["file"] == source.path and last["raw_table"] == source.table
         return metadata["recomputed"].value
 
     assert [parsed(), parsed()] == [True, False]
@@ -125,6 +128,9 @@ def test_a_load_is_kept_from_its_last_materialization_only(tmp_path, source_dir)
     with duckdb.connect(str(db)) as con:
         con.execute("DROP TABLE raw.onet_occupations")
     assert [parsed(), parsed()] == [True, False]
+    logged = pd.read_parquet(log)
+    assert len(logged) == 3 and logged["loaded_at"].is_monotonic_increasing and logged["run_id"].nunique() == 3
+    assert logged["sha256"].nunique() == 2  # the file changed once
 
 
 def test_the_load_key_covers_every_parser_module():

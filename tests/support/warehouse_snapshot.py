@@ -32,6 +32,9 @@ FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL")
 SIGNIFICANT_DIGITS = 10
 # Files that record when or with which inputs they were built, not what they contain.
 STAMP_FILE = re.compile(r"(^|/)\.[^/]*$")  # hidden files: input stamps of memoised assets
+# The sources' load logs (sources/load_memo.py): when and in which run each load read a file; two
+# folders that loaded the same files compare without those two columns, each load once.
+LOAD_LOG = re.compile(r"(^|/)(source_loads|[a-z0-9_]+_loads)/[^/]+\.parquet$")
 TIMESTAMP_FIELDS = ("generated_at", "invocation_id", "invocation_started_at", "run_started_at", "created_at")
 STRICT = os.environ.get("WORKBANK_TEST_STRICT_HASH") == "1"
 # Tables that log the runs themselves (a row per materialization of the headline): two folders that
@@ -149,6 +152,8 @@ def file_hashes(folder: Path, root: Path | None = None, copied_from: Path | None
             literal = str(path).replace("'", "''")
             if suffix == ".json":
                 digest = hashlib.sha256(json.dumps(_canonical_listing(_round_json(json.loads(data))), sort_keys=True).encode()).hexdigest()
+            elif suffix == ".parquet" and LOAD_LOG.search(rel):
+                digest = canonical_hash(con, f"(select distinct * exclude (loaded_at, run_id) from read_parquet('{literal}'))")
             elif suffix == ".parquet":
                 digest = canonical_hash(con, f"read_parquet('{literal}')")
             elif suffix == ".csv":

@@ -1,6 +1,6 @@
 """Thin Dagster assets over the parsers: observe each file's hash, parse, validate, write `raw.*`
-(or, for a file whose hash and parser are those its last materialization recorded, keep the rows it
-already wrote: `load_memo`)."""
+and log the load (or, for a file whose hash and parser are those of its last logged load, keep the
+rows it already wrote: `load_memo`)."""
 
 
 from pathlib import Path
@@ -63,9 +63,10 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
         metadata={"source_file": source.path, "origin": source.origin, "licence": source.licence},
     )
     def _load(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-        path = source_path(source.path, pipeline_settings.resolve())
+        settings = pipeline_settings.resolve()
+        path = source_path(source.path, settings)
         digest = file_sha256(path)  # before reading: a file changed meanwhile is parsed again next time
-        recorded = load_memo.recorded_loads(context.instance, context.asset_key).get(load_memo.WHOLE_TABLE)
+        recorded = load_memo.recorded_loads(settings.partition_files, source.table).get(load_memo.WHOLE_TABLE)
         frame, parsed, record = load_memo.reuse_or_parse(
             digest, recorded,
             read_back=lambda: warehouse_db.query_if_exists(RAW_SCHEMA, source.table, "SELECT * FROM {table}"),
@@ -73,6 +74,8 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
             write=lambda frame: _replace(warehouse_db, source.table, frame),
             source_file=source.path, source_bytes=path.stat().st_size,
         )
+        if parsed:
+            load_memo.append_loads(settings.partition_files, source.table, {load_memo.WHOLE_TABLE: record}, context.run_id)
         context.log.info(f"raw.{source.table}: {len(frame)} rows from {path}" + ("" if parsed else " (file unchanged: kept, not parsed again)"))
         return dg.MaterializeResult(
             metadata={
@@ -80,7 +83,6 @@ def _raw_asset(source: Source) -> dg.AssetsDefinition:
                 "sha256": digest,
                 RECOMPUTED_METADATA: parsed,
                 INPUTS_METADATA: record[INPUTS_METADATA],
-                load_memo.LOADS_METADATA: load_memo.loads_metadata({load_memo.WHOLE_TABLE: record}),
             },
             data_version=dg.DataVersion(digest),
         )

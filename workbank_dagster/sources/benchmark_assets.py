@@ -42,14 +42,14 @@ def _write_partitions(context, files: PartitionFiles, table, file_of, parse, cou
     `file_of(key)` is the partition's file (benchmark_set.BenchmarkFile), or None when it has none.
     A partition whose file hash and parser are those its last materialization recorded keeps its
     file and is read back rather than parsed (`load_memo`): a pinned file's hash is known without
-    fetching it, so an unchanged fetched benchmark is not downloaded again. Each partition's load is
-    recorded in the metadata `source_loads`."""
+    fetching it, so an unchanged fetched benchmark is not downloaded again. Each partition parsed
+    appends its load to the partition's load log."""
     keys = list(context.partition_keys)
     written: dict[str, int] = {}
     errors: dict[str, str] = {}
     frames = []
     parsed_keys: list[str] = []
-    recorded = load_memo.recorded_loads(context.instance, context.asset_key, keys)
+    recorded = load_memo.recorded_loads(files, table, keys)
     loads: dict[str, dict] = {}
     for key in keys:
         try:
@@ -71,16 +71,15 @@ def _write_partitions(context, files: PartitionFiles, table, file_of, parse, cou
             if parsed:
                 parsed_keys.append(key)
         except SourceFormatError as exc:
-            errors[key] = str(exc)
+            errors[key] = str(exc)  # its previous rows stay, and so does the logged load they came from
             context.log.error(str(exc))
-            if key in recorded:  # its previous rows stay, and so does the record of the file they came from
-                loads[key] = recorded[key]
             continue
         written[key] = len(frame)
         frames.append(frame)
     if len(parsed_keys) < len(keys):
         context.log.info(f"raw.{table}: {len(keys) - len(parsed_keys)} of {len(keys)} partition(s) unchanged, kept without parsing")
     record_file_errors(files, table, keys, errors)
+    load_memo.append_loads(files, table, {key: loads[key] for key in parsed_keys}, context.run_id)
     if errors:
         context.log.error(
             f"raw.{table}: {len(errors)} benchmark file(s) rejected, their previous rows kept; {len(written)} other partition(s) written"
@@ -90,7 +89,6 @@ def _write_partitions(context, files: PartitionFiles, table, file_of, parse, cou
         **table_metadata(combined),
         counted: dg.MetadataValue.json(written),
         "errors": dg.MetadataValue.json(errors),
-        load_memo.LOADS_METADATA: load_memo.loads_metadata(loads),
         RECOMPUTED_METADATA: dg.MetadataValue.json(parsed_keys),
     }
 

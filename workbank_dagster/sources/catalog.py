@@ -47,8 +47,12 @@ def errors_table(source_table: str) -> str:
     return f"{source_table}_file_errors"
 
 
-# Every per-benchmark table of the sources: theirs to write and to prune.
-PER_BENCHMARK = (*PARTITIONED_SOURCES, *(errors_table(t) for t in PARTITIONED_SOURCES), "benchmark_instructions")
+# Every per-benchmark table of the sources: theirs to write and to prune (a benchmark's load log
+# leaves with it).
+PER_BENCHMARK = (
+    *PARTITIONED_SOURCES, *(errors_table(t) for t in PARTITIONED_SOURCES), *(load_memo.log_table(t) for t in PARTITIONED_SOURCES),
+    "benchmark_instructions",
+)
 
 
 def record_file_errors(files: PartitionFiles, source_table: str, keys: list[str], errors: dict[str, str]) -> None:
@@ -129,17 +133,17 @@ FILES_TABLE = "source_files"
 FILES_TYPES = {"file": "string", "bytes": "Int64", "sha256": "string", "raw_table": "string", "benchmark": "string"}
 
 
-def files_read(instance: dg.DagsterInstance, current: list[str]) -> pd.DataFrame:
+def files_read(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     """Every file the raw tables now hold rows of: path (relative to the source folder), size,
     SHA-256, the raw table, the benchmark (NULL for a whole-table source), as each source's last
-    materialization recorded its load (`load_memo`, metadata `source_loads`), for the benchmarks of
-    `current` only; an absent optional file (a benchmark without results) is not one."""
+    logged load recorded it (`load_memo`), for the benchmarks of `current` only; an absent optional
+    file (a benchmark without results) is not one."""
     rows = []
     for source in SOURCES:
-        for record in load_memo.recorded_loads(instance, dg.AssetKey([RAW_SCHEMA, source.table])).values():
+        for record in load_memo.recorded_loads(files, source.table).values():
             rows.append((record["file"], record["bytes"], record["sha256"], source.table, None))
     for table in PARTITIONED_SOURCES:
-        for benchmark, record in load_memo.recorded_loads(instance, dg.AssetKey([RAW_SCHEMA, table]), sorted(current)).items():
+        for benchmark, record in load_memo.recorded_loads(files, table, sorted(current)).items():
             rows.append((record["file"], record["bytes"], record["sha256"], table, benchmark))
     frame = pd.DataFrame(rows, columns=list(FILES_TYPES))
     frame = frame[frame["file"].notna() & (frame["sha256"] != "missing")]
@@ -151,11 +155,12 @@ def files_read(instance: dg.DagsterInstance, current: list[str]) -> pd.DataFrame
     key=[RAW_SCHEMA, FILES_TABLE],
     deps=[*(dg.AssetKey([RAW_SCHEMA, s.table]) for s in SOURCES), dg.AssetKey([RAW_SCHEMA, CATALOG_TABLE])],
     **warehouse_step("sources", "team:data-engineering"),
-    description="Every file the raw tables were loaded from: path, bytes and SHA-256 as each load recorded them "
-    "(metadata source_loads of its materialization), for the benchmarks that still have a partition; the report's data versions.",
+    description="Every file the raw tables were loaded from: path, bytes and SHA-256 as each source's last load logged them "
+    "(source_loads/<table>.parquet, <table>_loads/<benchmark>.parquet), for the benchmarks that still have a partition; the report's data versions.",
 )
-def source_files(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource) -> dg.MaterializeResult:
-    table = files_read(context.instance, list(context.instance.get_dynamic_partitions(benchmarks_partitions.name)))
+def source_files(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
+    files = pipeline_settings.resolve().partition_files
+    table = files_read(files, list(context.instance.get_dynamic_partitions(benchmarks_partitions.name)))
     with warehouse_db.connect() as con:
         warehouse.replace_table(con, RAW_SCHEMA, FILES_TABLE, table)
     return dg.MaterializeResult(metadata=table_metadata(table))
