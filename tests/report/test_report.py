@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from workbank_dagster.fingerprint import fingerprint
+from workbank_dagster.report.elements import html_table
 from workbank_dagster.report.exports import data_dictionary, dbt_descriptions
 from workbank_dagster.report.figures import map_nodes
-from workbank_dagster.report.page import html_table
 from workbank_dagster.report.static_figures import squarify
 
 HOSTILE_PROMPT = "Summarise <script>window.__pwned = 1;</script> the memo titled 'Q3'; DROP TABLE raw.benchmark_prompts; -- \"quoted\" & more"
@@ -137,17 +137,17 @@ def test_a_report_step_keeps_its_files_only_under_its_recorded_key_and_while_the
 def test_figures_the_report_types_come_from_where_they_are_defined(monkeypatch):
     """2,080 h is a setting, the window WORDS_PER_CHUNK:
     the page prints whatever they are, never a copy."""
-    from workbank_dagster.report import page
+    from workbank_dagster.report import sections
     from workbank_dagster.settings import PipelineSettings
 
     settings = {**PipelineSettings.from_env().resolve().describe(), "hours_per_year": 2000}
-    text = page.methodology(settings, {"n_tasks": 1, "n_occupations": 1, "n_families": 1, "total_employment": 1}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
+    text = sections.methodology(settings, {"n_tasks": 1, "n_occupations": 1, "n_families": 1, "total_employment": 1}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
     assert "employment × 2000 h" in text and "2080" not in text
-    monkeypatch.setattr(page, "WORDS_PER_CHUNK", 99)
-    assert "99-word windows" in page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
+    monkeypatch.setattr(sections, "WORDS_PER_CHUNK", 99)
+    assert "99-word windows" in sections.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]))
     # The labeler's rule is its own (marts.dim_labeler), not a fixed sentence.
     rules = pd.DataFrame({"labeler": [settings["active_labeler"], "other"], "rule": ["labels what its rule says", "something else"]})
-    text = page.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]), rules)
+    text = sections.methodology(settings, {}, pd.DataFrame(columns=["file", "bytes", "sha256"]), rules)
     assert "the judge then labels what its rule says" in text and "something else" not in text
 
 
