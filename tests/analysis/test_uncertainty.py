@@ -18,7 +18,6 @@ from workbank_dagster.analysis.uncertainty import (
     draws_per_chunk,
     fit_calibration,
     label_sets,
-    simulate_band_coverage,
     uncertainty_tables,
     weak_prompts,
 )
@@ -186,12 +185,16 @@ def test_the_abstention_table_counts_each_benchmark_s_weak_labels_and_what_they_
     assert table.set_index("benchmark").loc[["b", "all"], "n_abstained_errand"].tolist() == [1, 1]
 
 
-def test_the_band_s_coverage_simulation_is_what_the_docs_say():
+def test_the_band_s_coverage_simulation_is_what_the_docs_say(monkeypatch):
     """Suites with known labels, in two worlds: one where the truth is where the band assumes it
     (drawn with the judge's calibrated confidence and its probabilities), one where it is not (the
     judge does not know which occupations a benchmark asks for). The committed
-    bench/label_band_coverage.json, which docs/analysis.md is written from, is this computation."""
+    bench/label_band_coverage.json, which docs/analysis.md is written from, is this computation
+    (bench/label_band_coverage.py)."""
     from workbank_dagster.settings import REPO_ROOT
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT / "bench"))
+    from label_band_coverage import simulate_band_coverage
 
     committed = json.loads((REPO_ROOT / "bench" / "label_band_coverage.json").read_text())
     for name, scenario in committed["scenarios"].items():
