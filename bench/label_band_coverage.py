@@ -4,7 +4,7 @@ where it is not. Writes bench/label_band_coverage.json, which docs/analysis.md's
 band is written from (`tools/readme.py`) and a test recomputes (tests/analysis/test_uncertainty.py).
 
 The simulation is not the pipeline's code and lives here, not in the package: the pipeline draws
-its own band (analysis/uncertainty.py's calibration, label sets and draws, which this drives); this
+its own band (analysis/calibration.py and analysis/label_draws.py, which this drives); this
 only measures what that band is worth.
 """
 
@@ -21,16 +21,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from workbank_dagster.analysis.calibration import IDENTITY, _expit, _logit, fit_calibration  # noqa: E402
 from workbank_dagster.analysis.coverage import uncovered_share  # noqa: E402
-from workbank_dagster.analysis.uncertainty import (  # noqa: E402
-    IDENTITY,
-    _expit,
-    _logit,
-    band,
-    draw_shares,
-    fit_calibration,
-    label_sets,
-)
+from workbank_dagster.analysis.label_draws import band, draw_shares, label_sets  # noqa: E402
 
 
 def simulate_band_coverage(

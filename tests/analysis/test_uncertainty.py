@@ -1,6 +1,7 @@
-"""The label-uncertainty band (analysis/uncertainty.py): its calibration against statsmodels, its
-re-drawing by hand and in frequency, the judge's weak labels, and the simulation with known labels
-that says how often the band covers the truth (bench/label_band_coverage.json)."""
+"""The label-uncertainty band (analysis/uncertainty.py, calibration.py, label_draws.py): its
+calibration against statsmodels, its re-drawing by hand and in frequency, the judge's weak labels,
+and the simulation with known labels that says how often the band covers the truth
+(bench/label_band_coverage.json)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbank_dagster.analysis.calibration import IDENTITY, calibrated_probability, fit_calibration
 from workbank_dagster.analysis.coverage import prompts_per_task, summarise
-from workbank_dagster.analysis.uncertainty import (
-    IDENTITY,
-    calibrated_probability,
-    draw_shares,
-    draws_per_chunk,
-    fit_calibration,
-    label_sets,
-    uncertainty_tables,
-    weak_prompts,
-)
+from workbank_dagster.analysis.label_draws import draw_shares, draws_per_chunk, label_sets
+from workbank_dagster.analysis.uncertainty import uncertainty_tables, weak_prompts
 
 
 def test_the_calibration_is_statsmodels_logit_on_logit_confidence():
