@@ -273,7 +273,7 @@ UNCERTAINTY_DEPS = [
 
 # The label-uncertainty step's inputs with a benchmark and a prompt as integer codes (in name order,
 # so every frame sorts as by the names), and only the candidates a re-draw can pick: another
-# occupation's (rank > 1), within the prompt's own number of labels (uncertainty.label_sets takes
+# occupation's (rank > 1), within the prompt's own number of labels (label_draws.label_sets takes
 # the first k of them). At a million prompts the candidates by name were some 30 rows a prompt with
 # two strings each; the step's peak memory followed them.
 # Two statements: DuckDB binds parameters of the last statement of a string only.

@@ -1,6 +1,6 @@
 """Where each benchmark lands (#38): its top occupations and families, its abstentions, and the
 benchmark-intent yardstick's figures where the benchmark has them. One function makes the rows; the
-report (page.py) and the README (readme.py) both render them, so the two never disagree.
+report (sections.py) and the README (tools/readme.py) both render them, so the two never disagree.
 """
 
 from __future__ import annotations
