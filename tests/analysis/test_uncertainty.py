@@ -203,7 +203,7 @@ def test_the_step_reads_coded_prompts_and_only_the_candidates_a_re_draw_can_pick
     first k candidates (k the prompt's labels), and its tables are those of the named, whole read."""
     import duckdb
 
-    from workbank_dagster.analysis.assets import coded_uncertainty_tables, read_uncertainty_inputs
+    from workbank_dagster.analysis.label_steps import coded_uncertainty_tables, read_uncertainty_inputs
 
     rng = np.random.default_rng(11)
     rows_j, rows_l, rows_c = [], [], []

@@ -15,7 +15,7 @@ from workbank_dagster.fingerprint import fingerprint
 LABELING = "workbank_dagster.labeling.assets"
 EMBEDDED = (LABELING, "embedded_judge_labels")
 LLM = (LABELING, "llm_judge_labels")
-COVERAGE_SENSITIVITY = ("workbank_dagster.analysis.assets", "coverage_sensitivity_assets")
+COVERAGE_SENSITIVITY = ("workbank_dagster.analysis.label_steps", "coverage_sensitivity_assets")
 REGRESSION = ("workbank_dagster.analysis.assets", "coverage_regression")
 
 

@@ -146,20 +146,24 @@ def test_analysis_assets_read_close_compute_write():
     the analysis package's pure functions happens after the reading connection is closed."""
     import ast
 
-    from workbank_dagster.analysis import assets
+    from workbank_dagster.analysis import assets, label_steps, step
 
-    source = module_path(assets.__name__).read_text()
-    compute = {
-        alias.name
-        for node in ast.parse(source).body
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in {"coverage", "regressions", "scores", "telework", "zones"}
-        for alias in node.names
-    } | {"judge_ratios"}
-    assert {"coverage_logit", "bootstrap_uncovered_share", "telework_split", "task_zones"} <= compute
-    assert compute_calls_inside_connections(source, compute) == []
+    seen = set()
+    for module in (assets, label_steps, step):
+        source = module_path(module.__name__).read_text()
+        compute = {
+            alias.name
+            for node in ast.parse(source).body
+            if isinstance(node, ast.ImportFrom) and node.level == 1
+            and node.module in {"coverage", "regressions", "scores", "telework", "zones", "uncertainty", "history", "near_duplicates", "comparison"}
+            for alias in node.names
+        } | {"judge_ratios"}
+        seen |= compute
+        assert compute_calls_inside_connections(source, compute) == [], module.__name__
+    assert {"coverage_logit", "bootstrap_uncovered_share", "telework_split", "task_zones", "uncertainty_tables"} <= seen
     # The check sees a fit inside a connection.
-    held = "with warehouse_db.connect() as con:\n    fit = coverage_logit(_tasks(con))\n"
-    assert compute_calls_inside_connections(held, compute) == ["line 2: coverage_logit"]
+    held = "with warehouse_db.connect() as con:\n    fit = coverage_logit(task_frame(con))\n"
+    assert compute_calls_inside_connections(held, {"coverage_logit"}) == ["line 2: coverage_logit"]
 
 
 # The warehouse schemas a package's SQL may read (FROM / JOIN), beside the ones it writes itself.

@@ -8,7 +8,7 @@ The figures over every benchmark, and each benchmark left out, are made from one
 per-benchmark aggregate, `BenchmarkCounts` (distinct prompts per benchmark and task), not from its
 labels: a prompt belongs to one benchmark, so a task's prompts over all benchmarks are the sum of
 its prompts in each, and without one benchmark that sum less its row. The analysis step reads the
-aggregate from the warehouse (analysis/assets.py); `BenchmarkCounts.from_labels` makes the same from
+aggregate from the warehouse (analysis/label_steps.py); `BenchmarkCounts.from_labels` makes the same from
 labels. The bootstrap resamples prompts, so it reads each labeled (prompt, task) pair, as integers.
 """
 

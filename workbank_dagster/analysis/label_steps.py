@@ -1,0 +1,312 @@
+"""The analysis steps that read the judges' labels: coverage sensitivity (with the bootstrap, each
+judge's ratios and each benchmark's contribution), the label-uncertainty band, and the O*NET-weighted
+model scores. Thin: they read, close, compute with the pure functions, then write (step.py)."""
+
+import dagster as dg
+import pandas as pd
+
+from ..progress import reporter
+from ..resources import WarehouseResource
+from ..settings import PipelineSettings
+from .coverage import BenchmarkCounts, bootstrap_uncovered_share, sensitivity_table, summarise
+from .history import benchmark_contributions
+from .near_duplicates import near_duplicate_counts
+from .regressions import coverage_logit, importance_logit
+from .scores import occupation_model_scores, score_differences
+from .step import TASK_DEPS, analysis_step, computed_or_kept, key, task_frame
+from .uncertainty import uncertainty_tables, weak_prompts
+
+LABEL_DEPS = [
+    key("marts", "fct_prompt_task_labels_all_labelers"), key("marts", "fct_benchmark_prompts"), *TASK_DEPS, key("marts", "dim_family"), key("marts", "dim_task_twins")
+]
+LABELS = "marts.fct_prompt_task_labels_all_labelers"
+# What the coverage figures read of the labels: per-benchmark aggregates (analysis/coverage.py), and,
+# for the bootstrap, each of the active labeler's (prompt, task) pairs as integers, the prompt by its
+# position among every prompt ordered by benchmark then prompt_id. Ordered: the frames are the
+# step's fingerprint as well as its input.
+COUNTS_SQL = f"select labeler, benchmark, task_id, count(distinct prompt_id) as n_prompts from {LABELS} group by all order by all"
+TEXTS_SQL = f"select task_id, count(distinct prompt_hash) as n_texts from {LABELS} where labeler = ? group by all order by all"
+LABELED_SQL = f"select benchmark, count(distinct prompt_id) as n_prompts_labeled from {LABELS} where labeler = ? group by all order by all"
+SIZES_SQL = "select benchmark, count(distinct prompt_id) as n_prompts from marts.fct_benchmark_prompts group by all order by all"
+# The near-duplicate rows move or add labels by rank (analysis/near_duplicates.py): the active
+# labeler's labels, read only where O*NET has near-identical statements at all. Benchmark and prompt
+# as integer codes in name order: the rows only ask which labels share a prompt, and at a million
+# prompts 2.3 million rows of two strings took longer to read than the codes take to compute.
+ACTIVE_LABELS_SQL = f"""
+select dense_rank() over (order by benchmark) - 1 as benchmark, dense_rank() over (order by benchmark, prompt_id) - 1 as prompt_id, task_id, rank
+from {LABELS} where labeler = ? order by all
+"""
+TWINS_SQL = "select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id"
+PAIRS_SQL = f"""
+with prompts as (
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as prompt
+    from (select distinct benchmark, prompt_id from marts.fct_benchmark_prompts)
+)
+select distinct p.prompt, l.task_id
+from {LABELS} as l
+join prompts as p using (benchmark, prompt_id)
+where l.labeler = ?
+order by all
+"""
+
+
+@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
+def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    settings = pipeline_settings.resolve()
+    active = settings.active_labeler
+    with warehouse_db.connect() as con:
+        tasks = task_frame(con)
+        families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
+        counts = con.execute(COUNTS_SQL).df()
+        texts = con.execute(TEXTS_SQL, [active]).df()
+        labeled = con.execute(LABELED_SQL, [active]).df()
+        sizes = con.execute(SIZES_SQL).df()
+        pairs = con.execute(PAIRS_SQL, [active]).df()
+        twins = con.execute(TWINS_SQL).df()
+        active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if len(twins) else None
+    yield from computed_or_kept(
+        context, warehouse_db, sensitivity_tables, tasks, families, counts, texts, labeled, sizes, pairs,
+        active, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level, twins, active_labels,
+        progress=reporter(context.log.info),
+    )
+
+
+def sensitivity_tables(
+    tasks: pd.DataFrame, families: list[str], counts: pd.DataFrame, texts: pd.DataFrame, labeled: pd.DataFrame, sizes: pd.DataFrame,
+    pairs: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
+    twins: pd.DataFrame | None = None, active_labels: pd.DataFrame | None = None, *, progress,
+) -> dict[str, pd.DataFrame]:
+    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate);
+    `texts`: task_id, n_texts and `labeled`: benchmark, n_prompts_labeled (the active labeler's);
+    `sizes`: benchmark, n_prompts (every prompt); `pairs`: prompt, task_id (coverage.bootstrap_uncovered_share);
+    `twins` and `active_labels` (benchmark, prompt_id, task_id, rank; ACTIVE_LABELS_SQL reads the
+    benchmark and prompt as integer codes): the near-duplicate rows
+    (analysis/near_duplicates.py), left out when either is None."""
+    by_labeler = {labeler: BenchmarkCounts(group, tasks) for labeler, group in counts.groupby("labeler")}
+    texts_per_task = texts.set_index("task_id")["n_texts"]
+    near = near_duplicate_counts(active_labels, twins, tasks) if twins is not None and active_labels is not None else None
+    table = sensitivity_table(
+        by_labeler, texts_per_task, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds, near_duplicates=near
+    )
+    active = by_labeler.get(active_labeler) or BenchmarkCounts(counts.iloc[0:0], tasks)
+    point = summarise(active.total, tasks, threshold, families)["work_time_share_uncovered"]
+    boot = bootstrap_uncovered_share(pairs, sizes["n_prompts"].tolist(), tasks, threshold, replicates=200, progress=progress)
+    interval = pd.DataFrame(
+        [
+            {
+                "threshold": threshold,
+                "labeler": active_labeler,
+                "share_uncovered": point,
+                "ci_low": boot["ci_low"],
+                "ci_high": boot["ci_high"],
+                "bootstrap_mean": boot["bootstrap_mean"],
+                "ci_low_percentile": boot["ci_low_percentile"],
+                "ci_high_percentile": boot["ci_high_percentile"],
+                "ci_low_bca": boot["ci_low_bca"],
+                "ci_high_bca": boot["ci_high_bca"],
+                "replicates": boot["replicates"],
+                "method": boot["method"],
+            }
+        ]
+    )
+    ratios = judge_ratios(by_labeler, tasks, threshold, cluster_level)
+    contribution = benchmark_contributions(active, labeled.set_index("benchmark")["n_prompts_labeled"], tasks, families, threshold)
+    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios, "benchmark_contribution": contribution}
+
+
+def judge_ratios(by_labeler: dict[str, BenchmarkCounts], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
+    """The exposure and importance ratios with each judge's coverage: how far the headline's ratios
+    depend on who labeled (label density flattens both towards 1, docs/method.md §3)."""
+    rows = []
+    for labeler, counts in sorted(by_labeler.items()):
+        mine = tasks.assign(n_prompts=counts.total, covered=counts.total >= threshold)
+        exposure = coverage_logit(mine, cluster_level=cluster_level).ratio
+        importance = importance_logit(mine, cluster_level=cluster_level).ratio
+        rows.append(
+            {
+                "labeler": labeler,
+                "threshold": threshold,
+                "exposure_coverage_ratio": exposure[0],
+                "exposure_ci_low": exposure[1],
+                "exposure_ci_high": exposure[2],
+                "importance_top_bottom_ratio": importance[0],
+                "importance_ci_low": importance[1],
+                "importance_ci_high": importance[2],
+            }
+        )
+    return pd.DataFrame(rows, columns=["labeler", "threshold", "exposure_coverage_ratio", "exposure_ci_low", "exposure_ci_high",
+                                       "importance_top_bottom_ratio", "importance_ci_low", "importance_ci_high"])
+
+
+UNCERTAINTY_DEPS = [
+    key("marts", "fct_prompt_task_labels"), key("marts", "fct_prompt_judgements"), key("marts", "fct_prompt_candidates"),
+    key("marts", "fct_judge_validation_prompts"), *TASK_DEPS,
+]
+
+
+# The label-uncertainty step's inputs with a benchmark and a prompt as integer codes (in name order,
+# so every frame sorts as by the names), and only the candidates a re-draw can pick: another
+# occupation's (rank > 1), within the prompt's own number of labels (label_draws.label_sets takes
+# the first k of them). At a million prompts the candidates by name were some 30 rows a prompt with
+# two strings each; the step's peak memory followed them.
+# Two statements: DuckDB binds parameters of the last statement of a string only.
+UNCERTAINTY_NAMES_SQL = (
+    """create or replace temporary table uncertain_benchmarks as
+    select benchmark, row_number() over (order by benchmark) - 1 as code
+    from (select distinct benchmark from marts.fct_prompt_judgements where labeler = $labeler)""",
+    """create or replace temporary table uncertain_prompts as
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as code
+    from (select distinct benchmark, prompt_id from marts.fct_prompt_judgements where labeler = $labeler)""",
+)
+UNCERTAIN_LABELS_SQL = """
+select b.code as benchmark, p.code as prompt_id, l.task_id, l.rank, l.score
+from marts.fct_prompt_task_labels as l join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+order by 1, 2, l.rank
+"""
+UNCERTAIN_JUDGEMENTS_SQL = """
+select b.code as benchmark, p.code as prompt_id, j.status, j.reason, j.confidence
+from marts.fct_prompt_judgements as j join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+where j.labeler = $labeler
+order by 1, 2
+"""
+# The labeled prompts coded once, with their number of labels, so the candidates (29.5 M rows at a
+# million prompts) meet one join on their names instead of three; and no candidate ranked below every
+# prompt's number of labels reaches it (4.3 s to 2.5 s at a million prompts, the same rows).
+UNCERTAIN_CANDIDATES_SQL = (
+    """create or replace temporary table relabeled_prompts as
+    select b.code as benchmark_code, p.code as prompt_code, l.benchmark, l.prompt_id, count(*) as n_labels
+    from marts.fct_prompt_task_labels as l join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+    group by all""",
+    """select r.benchmark_code as benchmark, r.prompt_code as prompt_id, c.occupation_rank, c.occupation_probability, c.task_rank, c.task_id
+    from marts.fct_prompt_candidates as c join relabeled_prompts as r using (benchmark, prompt_id)
+    where c.labeler = $labeler and c.occupation_rank > 1 and c.task_rank <= r.n_labels
+        and c.task_rank <= (select max(n_labels) from relabeled_prompts)
+    order by 1, 2, c.occupation_rank, c.task_rank""",
+)
+UNCERTAIN_VALIDATION_SQL = """
+select v.yardstick, v.subset, b.code as benchmark, p.code as prompt_id, v.n_labels, v.occupation_top1
+from marts.fct_judge_validation_prompts as v join uncertain_benchmarks as b using (benchmark) join uncertain_prompts as p using (benchmark, prompt_id)
+where v.labeler = $labeler
+order by v.yardstick, 3, 4
+"""
+
+
+def read_uncertainty_inputs(con, labeler: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
+    """The labels, judgements, candidates (only those a re-draw can pick) and yardstick rows of
+    `labeler`, benchmark and prompt as integer codes in name order, and the benchmarks by code."""
+    for statement in UNCERTAINTY_NAMES_SQL:
+        con.execute(statement, {"labeler": labeler})
+    benchmarks = [row[0] for row in con.execute("select benchmark from uncertain_benchmarks order by code").fetchall()]
+    labels = con.execute(UNCERTAIN_LABELS_SQL).df()
+    judgements = con.execute(UNCERTAIN_JUDGEMENTS_SQL, {"labeler": labeler}).df()
+    con.execute(UNCERTAIN_CANDIDATES_SQL[0])
+    candidates = con.execute(UNCERTAIN_CANDIDATES_SQL[1], {"labeler": labeler}).df()
+    validation = con.execute(UNCERTAIN_VALIDATION_SQL, {"labeler": labeler}).df()
+    return labels, judgements, candidates, validation, benchmarks
+
+
+def coded_uncertainty_tables(labels, judgements, candidates, validation, tasks, labeler, threshold, bars, benchmarks: list[str]) -> dict[str, pd.DataFrame]:
+    """uncertainty.uncertainty_tables on coded inputs (read_uncertainty_inputs), the benchmarks named again."""
+    tables = uncertainty_tables(labels, judgements, candidates, validation, tasks, labeler, threshold, bars)
+    abstention = tables["abstention_by_benchmark"]
+    names = abstention["benchmark"].map(lambda code: code if code == "all" else benchmarks[int(code)])
+    tables["abstention_by_benchmark"] = abstention.assign(benchmark=names.astype(str))
+    return tables
+
+
+@analysis_step("label_uncertainty", ["label_calibration", "work_time_uncovered_band", "abstention_by_benchmark"], UNCERTAINTY_DEPS)
+def label_uncertainty(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    """The active labeler's confidence calibrated on labels_dev's tune half, and the uncovered share
+    with every labeled prompt's labels re-drawn from its candidates (analysis/uncertainty.py)."""
+    settings = pipeline_settings.resolve()
+    labeler = settings.active_labeler
+    with warehouse_db.connect() as con:
+        # Ordered: the frames are the step's fingerprint as well as its input.
+        labels, judgements, candidates, validation, benchmarks = read_uncertainty_inputs(con, labeler)
+        tasks = con.execute("select task_id, onet_soc_code, hours from marts.dim_task left join marts.fct_task_hours using (task_id, onet_soc_code) order by task_id").df()
+        bars = judge_bars(con, labeler)
+    yield from computed_or_kept(
+        context, warehouse_db, coded_uncertainty_tables, labels, judgements, candidates, validation, tasks, labeler, settings.coverage_threshold, bars,
+        benchmarks,
+    )
+
+
+def judge_bars(con, labeler: str) -> tuple[float, float] | None:
+    """The judge's own abstention bars (abstain_below, min_similarity) as its candidates record them;
+    None for a judge without them (judge v3, the LLM judge)."""
+    found = con.execute("select distinct abstain_below, min_similarity from marts.fct_prompt_candidates where labeler = ?", [labeler]).fetchall()
+    return (float(found[0][0]), float(found[0][1])) if len(found) == 1 else None
+
+
+SCORE_DEPS = [
+    key("marts", "fct_benchmark_results"), key("marts", "fct_prompt_task_labels"), key("marts", "dim_task"), key("marts", "dim_occupation"),
+    key("marts", "fct_prompt_judgements"), key("marts", "fct_prompt_candidates"),
+]
+
+
+# The results and the labels of the prompts that have results, with every name as its position in
+# sorted order (benchmark, model, and a prompt by its benchmark and id): the scores come out of the
+# same rows in the same order as from the names, and take a fraction of the memory (strings were
+# most of it: 1.8 GB for 3.7 M results). Ordered: the frames are the step's fingerprint as well as its input.
+SCORED_NAMES_SQL = """
+create or replace temporary table scored_benchmarks as
+    select benchmark, row_number() over (order by benchmark) - 1 as code from (select distinct benchmark from marts.fct_benchmark_results);
+create or replace temporary table scored_models as
+    select model, row_number() over (order by model) - 1 as code from (select distinct model from marts.fct_benchmark_results);
+create or replace temporary table scored_prompts as
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as code
+    from (select distinct benchmark, prompt_id from marts.fct_benchmark_results);
+"""
+CODED_RESULTS_SQL = """
+select b.code as benchmark, m.code as model, p.code as prompt_id, r.score
+from marts.fct_benchmark_results as r
+join scored_benchmarks as b using (benchmark) join scored_models as m using (model) join scored_prompts as p using (benchmark, prompt_id)
+order by 1, 2, 3
+"""
+CODED_LABELS_SQL = """
+select b.code as benchmark, p.code as prompt_id, l.task_id, l.rank, l.score
+from marts.fct_prompt_task_labels as l
+join scored_benchmarks as b using (benchmark) join scored_prompts as p using (benchmark, prompt_id)
+order by 1, 2, 3
+"""
+CODED_JUDGEMENTS_SQL = """
+select b.code as benchmark, p.code as prompt_id, j.status, j.confidence
+from marts.fct_prompt_judgements as j
+join scored_benchmarks as b using (benchmark) join scored_prompts as p using (benchmark, prompt_id)
+where j.labeler = ?
+order by 1, 2
+"""
+
+
+@analysis_step("model_scores", ["occupation_model_scores", "model_score_differences"], SCORE_DEPS)
+def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    with warehouse_db.connect() as con:
+        con.execute(SCORED_NAMES_SQL)
+        benchmarks = [row[0] for row in con.execute("select benchmark from scored_benchmarks order by code").fetchall()]
+        models = [row[0] for row in con.execute("select model from scored_models order by code").fetchall()]
+        results = con.execute(CODED_RESULTS_SQL).df()
+        labels = con.execute(CODED_LABELS_SQL).df()
+        tasks = con.execute("select task_id, onet_soc_code from marts.dim_task order by task_id").df()
+        titles = con.execute("select onet_soc_code, title from marts.dim_occupation order by onet_soc_code").df()
+        labeler = pipeline_settings.resolve().active_labeler
+        judgements = con.execute(CODED_JUDGEMENTS_SQL, [labeler]).df()
+        bars = judge_bars(con, labeler)
+    yield from computed_or_kept(
+        context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task, judgements, bars, benchmarks, models
+    )
+
+
+def score_tables(
+    results: pd.DataFrame, labels: pd.DataFrame, tasks: pd.DataFrame, titles: pd.DataFrame, k: int, judgements: pd.DataFrame, bars,
+    benchmarks: list[str] | None = None, models: list[str] | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The O*NET-weighted scores, with each cell's prompts whose labels the judge marks as weak
+    (uncertainty.weak_prompts; `bars` None: not known). With `benchmarks` and `models`, `results`,
+    `labels` and `judgements` name each by its position in those lists (and a prompt by any code
+    unique to it), and the tables name them back."""
+    weak = weak_prompts(judgements, labels, bars) if bars is not None else None
+    scores = occupation_model_scores(results, labels, tasks, k=k, weak=weak)
+    if benchmarks is not None and models is not None and len(scores):
+        scores["benchmark"] = pd.Series(benchmarks, dtype=object).take(scores["benchmark"].to_numpy()).to_numpy()
+        scores["model"] = pd.Series(models, dtype=object).take(scores["model"].to_numpy()).to_numpy()
+    return {"occupation_model_scores": scores, "model_score_differences": score_differences(scores, titles.set_index("onet_soc_code")["title"], top=20)}
