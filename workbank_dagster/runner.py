@@ -341,7 +341,7 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
     from .labeling.assets import llm_candidates, llm_items, partition_instructions, partition_prompts
     from .labeling.chat_model import ChatModelResource
     from .labeling.judgement_cache import JudgementCache
-    from .labeling.llm import LLMJudge
+    from .labeling.llm_judge import LLMJudge
     from .labeling.matching import LabelingRuntime
     from .labeling.onet_tables import OnetTables
 

@@ -156,7 +156,7 @@ def test_answers_all_outside_the_candidates_get_their_own_status(llm_env):
 def test_llm_outcomes_statuses():
     from workbank_dagster.labeling.assets import llm_outcomes
     from workbank_dagster.labeling.judgement_cache import Judgement
-    from workbank_dagster.labeling.llm import Failure, Item, OutOfCandidates
+    from workbank_dagster.labeling.llm_protocol import Failure, Item, OutOfCandidates
 
     items = [Item(f"h{i}", f"prompt {i}", ((10 * i + 1, "task", "occupation"),)) for i in range(5)]
     outcomes = [

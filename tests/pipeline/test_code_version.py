@@ -57,10 +57,10 @@ def test_an_edit_of_a_reached_function_moves_the_version_and_no_other(package_co
 
 
 def test_the_llm_prompt_is_the_llm_judge_s_code_and_not_the_embedded_judge_s(package_copy):
-    assert "workbank_dagster.labeling.llm:SYSTEM_PROMPT" in cv.reached(LLM)
-    assert not [name for name in cv.reached(EMBEDDED) if name.startswith("workbank_dagster.labeling.llm:")]
+    assert "workbank_dagster.labeling.llm_protocol:SYSTEM_PROMPT" in cv.reached(LLM)
+    assert not [name for name in cv.reached(EMBEDDED) if name.startswith("workbank_dagster.labeling.llm_")]
     before = {target: cv.code_version(target) for target in (EMBEDDED, LLM)}
-    package_copy("labeling/llm.py", "You map AI benchmark prompts", "You map AI benchmark prompts, carefully,")
+    package_copy("labeling/llm_protocol.py", "You map AI benchmark prompts", "You map AI benchmark prompts, carefully,")
     assert cv.code_version(EMBEDDED) == before[EMBEDDED] and cv.code_version(LLM) != before[LLM]
 
 

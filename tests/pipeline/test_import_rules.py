@@ -108,7 +108,7 @@ def test_the_rules_catch_a_forbidden_import():
     assert violations({"audits.assets": {"labeling.retrieval"}}) == ["audits.assets imports labeling.retrieval, which audits may not import"]
     assert violations({"labeling.assets": {"automation"}}) == ["labeling.assets imports the entry point automation"]
     assert violations({"common": {"sources.registry"}}) == ["common (foundation) imports the package module sources.registry"]
-    assert violations({"resources": {"labeling.llm"}}) == ["resources (foundation) imports the package module labeling.llm"]
+    assert violations({"resources": {"labeling.llm_judge"}}) == ["resources (foundation) imports the package module labeling.llm_judge"]
     assert violations({"definitions": {"analysis.assets", "report.assets"}, "audits.assets": {"labeling.matching", "common"}}) == []
 
 

@@ -480,7 +480,7 @@ def cents(value: Decimal) -> Decimal:
 
 def check_cost_table(text: str) -> None:
     from workbank_dagster.labeling.chat_model import LLMSettings
-    from workbank_dagster.labeling.llm import EXPECTED_COMPLETION_TOKENS
+    from workbank_dagster.labeling.llm_protocol import EXPECTED_COMPLETION_TOKENS
 
     settings = LLMSettings()
     measured = measured_figures()

@@ -30,7 +30,9 @@ from .labels import (
     embed_prompts,
     label_rows,
 )
-from .llm import BatchOverSpendCap, BatchStillRunning, Failure, Item, LLMJudge, OutOfCandidates
+from .llm_batch import BatchOverSpendCap, BatchStillRunning
+from .llm_judge import LLMJudge
+from .llm_protocol import Failure, Item, OutOfCandidates
 from .matching import (
     LabelingRuntime,
     default_judge,
