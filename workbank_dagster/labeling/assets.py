@@ -17,19 +17,10 @@ from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import NEAR_IDENTICAL, PipelineSettings, Settings
 from .chat_model import ChatModelResource
+from .embeddings import EmbeddedPrompts, Embeddings, embed_prompts
 from .evidence import OccupationEvidence
 from .judgement_cache import JudgementCache
-from .labels import (
-    CANDIDATE_COLUMNS,
-    JUDGEMENT_COLUMNS,
-    LABEL_COLUMNS,
-    EmbeddedPrompts,
-    Embeddings,
-    OccupationKnowledge,
-    Retrieved,
-    embed_prompts,
-    label_rows,
-)
+from .label_tables import CANDIDATE_COLUMNS, JUDGEMENT_COLUMNS, LABEL_COLUMNS, label_rows
 from .llm_batch import BatchOverSpendCap, BatchStillRunning
 from .llm_judge import LLMJudge
 from .llm_protocol import Failure, Item, OutOfCandidates
@@ -45,6 +36,7 @@ from .matching import (
 )
 from .onet_tables import OnetTables, title_frame
 from .prior import OccupationPrior, prior_key, training_texts
+from .prompt_retrieval import OccupationKnowledge, Retrieved
 from .retrieval import TaskIndex
 from .technology import TechnologyIndex
 from .titles import TitleIndex
@@ -61,7 +53,7 @@ def judgements_table(judge: str) -> str:
     return f"{judge}_judgements"
 
 
-# The default judge's candidates per benchmark (labels.candidate_rows), written by the step that writes
+# The default judge's candidates per benchmark (label_tables.candidate_rows), written by the step that writes
 # its labels and part of that asset (dbt's source points at labeling/embedded_labels): the
 # label-uncertainty band re-draws labels from them.
 CANDIDATES_TABLE = "embedded_candidates"
