@@ -12,7 +12,7 @@ from code_versions import asset_code_versions
 from workbank_dagster import code_version as cv
 from workbank_dagster.fingerprint import fingerprint
 
-LABELING = "workbank_dagster.labeling.assets"
+LABELING = "workbank_dagster.labeling.judge_assets"
 EMBEDDED = (LABELING, "embedded_judge_labels")
 LLM = (LABELING, "llm_judge_labels")
 COVERAGE_SENSITIVITY = ("workbank_dagster.analysis.assets", "coverage_sensitivity_assets")
@@ -36,7 +36,7 @@ def test_every_python_asset_declares_the_version_of_its_function():
 def test_a_comment_a_docstring_or_a_blank_line_moves_no_version(package_copy):
     before = {target: cv.code_version(target) for target in (EMBEDDED, LLM, COVERAGE_SENSITIVITY)}
     package_copy("settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment\n")
-    package_copy("labeling/assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
+    package_copy("labeling/judge_assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "# why it draws what it draws\ndef bootstrap_uncovered_share(")
     assert {target: cv.code_version(target) for target in before} == before
 

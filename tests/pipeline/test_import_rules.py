@@ -103,10 +103,10 @@ def test_every_package_imports_only_what_the_layout_allows():
 
 def test_the_rules_catch_a_forbidden_import():
     """Each rule, broken once on purpose, is reported."""
-    assert violations({"analysis.assets": {"labeling.assets"}}) == ["analysis.assets imports labeling.assets, which analysis may not import"]
+    assert violations({"analysis.assets": {"labeling.judge_assets"}}) == ["analysis.assets imports labeling.judge_assets, which analysis may not import"]
     assert violations({"report.page": {"analysis.assets"}}) == ["report.page imports analysis.assets, which report may not import"]
     assert violations({"audits.assets": {"labeling.retrieval"}}) == ["audits.assets imports labeling.retrieval, which audits may not import"]
-    assert violations({"labeling.assets": {"automation"}}) == ["labeling.assets imports the entry point automation"]
+    assert violations({"labeling.judge_assets": {"automation"}}) == ["labeling.judge_assets imports the entry point automation"]
     assert violations({"common": {"sources.registry"}}) == ["common (foundation) imports the package module sources.registry"]
     assert violations({"resources": {"labeling.llm_judge"}}) == ["resources (foundation) imports the package module labeling.llm_judge"]
     assert violations({"definitions": {"analysis.assets", "report.assets"}, "audits.assets": {"labeling.matching", "common"}}) == []

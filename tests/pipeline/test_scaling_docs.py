@@ -399,7 +399,7 @@ def test_llm_batch_run_config():
     import dagster as dg
     from dagster._config import validate_config
 
-    from workbank_dagster.labeling.assets import llm_judge_labels
+    from workbank_dagster.labeling.judge_assets import llm_judge_labels
 
     run_config = snippet("llm_batch_run")
     (op_name,) = run_config["ops"]

@@ -12,7 +12,7 @@ from .prompt_retrieval import Retrieved
 from .retrieval import TaskIndex
 
 LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
-# `confidence` came last (judge v4): tables written before it get the column by migration (assets.py).
+# `confidence` came last (judge v4): tables written before it get the column by migration (label_files.write_partitions).
 JUDGEMENT_COLUMNS = ["benchmark", "prompt_id", "labeler", "prompt_hash", "status", "reason", "n_labels", "n_chunks", "confidence"]
 # The default judge's candidates, one row per (prompt, candidate occupation, candidate task of it), with
 # the judge's own abstention bars (the same on every row of a labeler): the label-uncertainty band
