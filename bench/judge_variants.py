@@ -95,20 +95,16 @@ from run import commit  # noqa: E402
 
 from workbank_dagster.analysis.near_duplicates import labels_with_twins  # noqa: E402
 from workbank_dagster.labeling import validation  # noqa: E402
-from workbank_dagster.labeling.assets import load_knowledge, partition_prompts  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
+from workbank_dagster.labeling.embeddings import EmbeddedPrompts, Embeddings, embed_prompts  # noqa: E402
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV6, EmbeddedJudgeV7  # noqa: E402
-from workbank_dagster.labeling.labels import (  # noqa: E402
-    EmbeddedPrompts,
-    Embeddings,
-    OccupationKnowledge,
-    embed_prompts,
-    judgement_rows,
-    retrieve_narrowed,
-)
+from workbank_dagster.labeling.label_files import partition_prompts  # noqa: E402
+from workbank_dagster.labeling.label_tables import judgement_rows  # noqa: E402
 from workbank_dagster.labeling.matching import LabelingRuntime, retrieval_options  # noqa: E402
+from workbank_dagster.labeling.occupation_knowledge import load_knowledge  # noqa: E402
 from workbank_dagster.labeling.onet_tables import OnetTables  # noqa: E402
+from workbank_dagster.labeling.prompt_retrieval import OccupationKnowledge, retrieve_narrowed  # noqa: E402
 from workbank_dagster.labeling.text import without_urls  # noqa: E402
 from workbank_dagster.resources import Warehouse  # noqa: E402
 from workbank_dagster.settings import NEAR_IDENTICAL, PipelineSettings  # noqa: E402

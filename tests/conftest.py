@@ -186,8 +186,8 @@ def onet_base(tmp_path_factory, reduced_source_dir) -> Path:
 def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
     import dagster as dg
 
-    from workbank_dagster.labeling.assets import occupation_prior, task_index
     from workbank_dagster.labeling.matching import LabelingRuntime
+    from workbank_dagster.labeling.onet_assets import occupation_prior, task_index
     from workbank_dagster.resources import Warehouse
     from workbank_dagster.settings import PipelineSettings
     from workbank_dagster.sources.assets import file_assets, raw_assets

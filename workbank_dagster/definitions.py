@@ -15,10 +15,11 @@ from .automation import (
     warehouse_job,
     weekly_refresh,
 )
-from .labeling.assets import embedded_judge_labels, llm_judge_labels, occupation_prior, task_index
 from .labeling.catalog import label_catalog
 from .labeling.chat_model import ChatModelResource
+from .labeling.judge_assets import embedded_judge_labels, llm_judge_labels
 from .labeling.matching import LabelingRuntime
+from .labeling.onet_assets import occupation_prior, task_index
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
 from .resources import warehouse_from_settings

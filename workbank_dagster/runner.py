@@ -338,10 +338,11 @@ def estimate_llm(batch: bool = False, benchmarks: list[str] | None = None) -> di
 
     Needs what `make run` wrote (the prompts' and O*NET's files) but no API key.
     """
-    from .labeling.assets import llm_candidates, llm_items, partition_instructions, partition_prompts
     from .labeling.chat_model import ChatModelResource
     from .labeling.judgement_cache import JudgementCache
-    from .labeling.llm import LLMJudge
+    from .labeling.label_files import partition_instructions, partition_prompts
+    from .labeling.llm_judge import LLMJudge
+    from .labeling.llm_labels import llm_candidates, llm_items
     from .labeling.matching import LabelingRuntime
     from .labeling.onet_tables import OnetTables
 

@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from workbank_dagster.labeling.embeddings import PromptRows
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV6
 from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training_texts
-from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, PromptRows, TaskIndex
+from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
 from workbank_dagster.labeling.validation import (
@@ -482,7 +483,8 @@ def test_llm_template_t2_states_the_sparse_rule_and_does_not_reuse_t1(tmp_path):
     from workbank_dagster.labeling.chat_model import LLMSettings
     from workbank_dagster.labeling.judgement_cache import Judgement as Paid
     from workbank_dagster.labeling.judgement_cache import JudgementCache
-    from workbank_dagster.labeling.llm import SYSTEM_PROMPT, Item, LLMJudge
+    from workbank_dagster.labeling.llm_judge import LLMJudge
+    from workbank_dagster.labeling.llm_protocol import SYSTEM_PROMPT, Item
 
     settings = LLMSettings(model="m")
     assert LLMJudge(settings, JudgementCache(tmp_path / "j.sqlite")).labeler == "llm:m:t3" and settings.max_labels == 3

@@ -9,10 +9,12 @@ import pytest
 
 from workbank_dagster.labeling.embedder import same_length_groups
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
+from workbank_dagster.labeling.embeddings import Embeddings, PromptRows
 from workbank_dagster.labeling.judges import EmbeddedJudgeV3
-from workbank_dagster.labeling.labels import Embeddings, label_rows, retrieve
+from workbank_dagster.labeling.label_tables import label_rows
 from workbank_dagster.labeling.matching import LabelingRuntime
-from workbank_dagster.labeling.retrieval import PromptRows, top_k
+from workbank_dagster.labeling.prompt_retrieval import retrieve
+from workbank_dagster.labeling.retrieval import top_k
 from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, pool_chunks
 from workbank_dagster.settings import PipelineSettings
 
@@ -82,7 +84,7 @@ def test_store_embeds_each_text_once(tmp_path):
 
 
 def _tiny_index(embeddings):
-    from workbank_dagster.labeling.labels import build_task_index
+    from workbank_dagster.labeling.matching import build_task_index
 
     tasks = pd.DataFrame(
         {
@@ -263,12 +265,13 @@ def test_texts_are_batched_by_token_count_so_no_batch_is_padded():
 
 
 def test_candidate_rows_are_each_candidate_occupation_s_tasks_most_similar_first():
-    """labels.candidate_rows: per readable prompt, its candidate occupations in the judge's order with
+    """label_tables.candidate_rows: per readable prompt, its candidate occupations in the judge's order with
     its probability of each, each one's candidate tasks in similarity order (the pool's nearest tasks
     of other occupations left out), and the judge's two abstention bars on every row."""
     from types import SimpleNamespace
 
-    from workbank_dagster.labeling.labels import CANDIDATE_COLUMNS, Retrieved, candidate_rows
+    from workbank_dagster.labeling.label_tables import CANDIDATE_COLUMNS, candidate_rows
+    from workbank_dagster.labeling.prompt_retrieval import Retrieved
     from workbank_dagster.labeling.retrieval import Candidates
 
     index = SimpleNamespace(task_occupation=np.array([0, 0, 1, 1, 2]), occupation_codes=np.array(["A", "B", "C"]), task_ids=np.array([10, 11, 20, 21, 30]))

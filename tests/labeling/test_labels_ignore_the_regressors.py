@@ -17,8 +17,9 @@ from conftest import small_source_dir
 from partition_tables import partition_tables
 
 from workbank_dagster import warehouse
-from workbank_dagster.labeling.assets import embedded_judge_labels, task_index
+from workbank_dagster.labeling.judge_assets import embedded_judge_labels
 from workbank_dagster.labeling.matching import LabelingRuntime
+from workbank_dagster.labeling.onet_assets import task_index
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets

@@ -19,8 +19,8 @@ from conftest import small_source_dir
 from fake_openai import FakeOpenAI
 from partition_tables import partition_tables
 
-from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.chat_model import ChatModelResource
+from workbank_dagster.labeling.judge_assets import llm_judge_labels
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
@@ -154,9 +154,9 @@ def test_answers_all_outside_the_candidates_get_their_own_status(llm_env):
 
 
 def test_llm_outcomes_statuses():
-    from workbank_dagster.labeling.assets import llm_outcomes
     from workbank_dagster.labeling.judgement_cache import Judgement
-    from workbank_dagster.labeling.llm import Failure, Item, OutOfCandidates
+    from workbank_dagster.labeling.llm_labels import llm_outcomes
+    from workbank_dagster.labeling.llm_protocol import Failure, Item, OutOfCandidates
 
     items = [Item(f"h{i}", f"prompt {i}", ((10 * i + 1, "task", "occupation"),)) for i in range(5)]
     outcomes = [

@@ -10,7 +10,8 @@ from fake_openai import FakeOpenAI
 
 from workbank_dagster.labeling.chat_model import LLMSettings
 from workbank_dagster.labeling.judgement_cache import Judgement, JudgementCache
-from workbank_dagster.labeling.llm import Failure, Item, LLMJudge, MalformedAnswer, parse_answer
+from workbank_dagster.labeling.llm_judge import LLMJudge
+from workbank_dagster.labeling.llm_protocol import Failure, Item, MalformedAnswer, parse_answer
 
 KEY = "sk-test-SECRET-never-logged"
 
@@ -82,7 +83,7 @@ def judge_text_of(body: dict) -> str:
 
 
 def judge_text(item: Item) -> str:
-    from workbank_dagster.labeling.llm import build_request
+    from workbank_dagster.labeling.llm_protocol import build_request
 
     return build_request(item, LLMSettings())["messages"][1]["content"]
 
@@ -150,7 +151,7 @@ def test_batch_results_for_other_benchmarks_are_kept_not_lost(server, tmp_path, 
 
 
 def test_batch_over_the_spend_cap_is_not_sent(server, tmp_path, monkeypatch):
-    from workbank_dagster.labeling.llm import BatchOverSpendCap
+    from workbank_dagster.labeling.llm_batch import BatchOverSpendCap
 
     judge = _judge(server, tmp_path, monkeypatch, spend_cap_usd=0.000001)
     with pytest.raises(BatchOverSpendCap, match="above the spend cap"):

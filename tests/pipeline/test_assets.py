@@ -13,8 +13,9 @@ from partition_tables import partition_tables
 
 from workbank_dagster import warehouse
 from workbank_dagster.automation import benchmark_files_sensor
-from workbank_dagster.labeling.assets import embedded_judge_labels, occupation_prior, task_index
+from workbank_dagster.labeling.judge_assets import embedded_judge_labels
 from workbank_dagster.labeling.matching import LabelingRuntime
+from workbank_dagster.labeling.onet_assets import occupation_prior, task_index
 from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import EMBEDDED_LABELER, PipelineSettings
@@ -149,12 +150,12 @@ def test_a_new_data_folder_takes_the_prior_from_the_cache_with_the_same_weights(
 
 
 def test_the_cached_prior_is_named_by_its_key_which_covers_the_code_that_fits_it(package_copy, tmp_path):
-    from workbank_dagster.labeling import assets
+    from workbank_dagster.labeling import occupation_knowledge
     from workbank_dagster.labeling.prior import prior_key
 
     settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
-    first = assets.prior_cache_path(settings, "a" * 64)
-    assert first.parent == settings.cache_dir / "priors" and first != assets.prior_cache_path(settings, "b" * 64)
+    first = occupation_knowledge.prior_cache_path(settings, "a" * 64)
+    assert first.parent == settings.cache_dir / "priors" and first != occupation_knowledge.prior_cache_path(settings, "b" * 64)
     texts = pd.DataFrame({"onet_soc_code": ["11-1011.00"], "text": ["Direct the organization."]})
     key = prior_key(texts, "embedding")
     assert key != prior_key(texts.assign(text="Plan the budget."), "embedding") and key != prior_key(texts, "another embedding")

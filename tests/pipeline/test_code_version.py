@@ -12,7 +12,7 @@ from code_versions import asset_code_versions
 from workbank_dagster import code_version as cv
 from workbank_dagster.fingerprint import fingerprint
 
-LABELING = "workbank_dagster.labeling.assets"
+LABELING = "workbank_dagster.labeling.judge_assets"
 EMBEDDED = (LABELING, "embedded_judge_labels")
 LLM = (LABELING, "llm_judge_labels")
 COVERAGE_SENSITIVITY = ("workbank_dagster.analysis.label_steps", "coverage_sensitivity_assets")
@@ -36,7 +36,7 @@ def test_every_python_asset_declares_the_version_of_its_function():
 def test_a_comment_a_docstring_or_a_blank_line_moves_no_version(package_copy):
     before = {target: cv.code_version(target) for target in (EMBEDDED, LLM, COVERAGE_SENSITIVITY)}
     package_copy("settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment\n")
-    package_copy("labeling/assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
+    package_copy("labeling/judge_assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "# why it draws what it draws\ndef bootstrap_uncovered_share(")
     assert {target: cv.code_version(target) for target in before} == before
 
@@ -57,10 +57,10 @@ def test_an_edit_of_a_reached_function_moves_the_version_and_no_other(package_co
 
 
 def test_the_llm_prompt_is_the_llm_judge_s_code_and_not_the_embedded_judge_s(package_copy):
-    assert "workbank_dagster.labeling.llm:SYSTEM_PROMPT" in cv.reached(LLM)
-    assert not [name for name in cv.reached(EMBEDDED) if name.startswith("workbank_dagster.labeling.llm:")]
+    assert "workbank_dagster.labeling.llm_protocol:SYSTEM_PROMPT" in cv.reached(LLM)
+    assert not [name for name in cv.reached(EMBEDDED) if name.startswith("workbank_dagster.labeling.llm_")]
     before = {target: cv.code_version(target) for target in (EMBEDDED, LLM)}
-    package_copy("labeling/llm.py", "You map AI benchmark prompts", "You map AI benchmark prompts, carefully,")
+    package_copy("labeling/llm_protocol.py", "You map AI benchmark prompts", "You map AI benchmark prompts, carefully,")
     assert cv.code_version(EMBEDDED) == before[EMBEDDED] and cv.code_version(LLM) != before[LLM]
 
 

@@ -84,6 +84,46 @@ def violations(imports: dict[str, set[str]]) -> list[str]:
     return found
 
 
+# Within labeling, a prompt's vectors go one way (docs/layout.md): each module of a path reaches
+# (imports, directly or through other modules) none that comes after it. The LLM judge's modules
+# likewise: its request and answer, its Batch API, its run loop.
+ONE_WAY = (
+    ("labeling.embeddings", "labeling.retrieval", "labeling.prompt_retrieval", "labeling.label_tables"),
+    ("labeling.llm_protocol", "labeling.llm_batch", "labeling.llm_judge"),
+)
+# Asset modules that no module but an entry point imports: what their steps share lives in helper
+# modules (label_files, occupation_knowledge, llm_labels), never in an asset module.
+LEAF_ASSET_MODULES = {"labeling.judge_assets", "labeling.onet_assets"}
+
+
+def reached(imports: dict[str, set[str]], module: str) -> set[str]:
+    """The modules `module` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for target in imports.get(todo.pop(), set()) - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def one_way_violations(imports: dict[str, set[str]]) -> list[str]:
+    found = [
+        f"{module} reaches {later}, which comes after it"
+        for path in ONE_WAY
+        for i, module in enumerate(path)
+        for later in path[i + 1 :]
+        if later in reached(imports, module)
+    ]
+    found += [
+        f"{module} imports the asset module {target}"
+        for module, targets in sorted(imports.items())
+        if module.split(".")[0] not in ENTRY_POINTS
+        for target in sorted(targets & LEAF_ASSET_MODULES)
+    ]
+    return found
+
+
 def package_imports() -> dict[str, set[str]]:
     out = {}
     for name in project_module_names():
@@ -103,14 +143,27 @@ def test_every_package_imports_only_what_the_layout_allows():
 
 def test_the_rules_catch_a_forbidden_import():
     """Each rule, broken once on purpose, is reported."""
-    assert violations({"analysis.assets": {"labeling.assets"}}) == ["analysis.assets imports labeling.assets, which analysis may not import"]
+    assert violations({"analysis.assets": {"labeling.judge_assets"}}) == ["analysis.assets imports labeling.judge_assets, which analysis may not import"]
     assert violations({"report.page": {"analysis.assets"}}) == ["report.page imports analysis.assets, which report may not import"]
     assert violations({"audits.assets": {"labeling.retrieval"}}) == ["audits.assets imports labeling.retrieval, which audits may not import"]
-    assert violations({"labeling.assets": {"automation"}}) == ["labeling.assets imports the entry point automation"]
+    assert violations({"labeling.judge_assets": {"automation"}}) == ["labeling.judge_assets imports the entry point automation"]
     assert violations({"common": {"sources.registry"}}) == ["common (foundation) imports the package module sources.registry"]
-    assert violations({"resources": {"labeling.llm"}}) == ["resources (foundation) imports the package module labeling.llm"]
+    assert violations({"resources": {"labeling.llm_judge"}}) == ["resources (foundation) imports the package module labeling.llm_judge"]
     assert violations({"definitions": {"analysis.assets", "report.assets"}, "audits.assets": {"labeling.matching", "common"}}) == []
 
+
+def test_a_prompt_s_vectors_go_one_way_through_labeling():
+    """embeddings → retrieval → prompt_retrieval → label_tables, and llm_protocol → llm_batch →
+    llm_judge: no step imports a later one, even through another module; no module but an entry
+    point imports the judges' or O*NET's asset modules."""
+    imports = package_imports()
+    assert {module for path in ONE_WAY for module in path} | LEAF_ASSET_MODULES <= set(imports)
+    assert one_way_violations(imports) == []
+    # The check sees a step back through another module, and an asset module imported for a constant.
+    back = {"labeling.embeddings": {"labeling.matching"}, "labeling.matching": {"labeling.label_tables"}}
+    assert one_way_violations(back) == ["labeling.embeddings reaches labeling.label_tables, which comes after it"]
+    assert one_way_violations({"labeling.catalog": {"labeling.judge_assets"}}) == ["labeling.catalog imports the asset module labeling.judge_assets"]
+    assert one_way_violations({"definitions": {"labeling.judge_assets", "labeling.onet_assets"}}) == []
 
 def test_dependencies_declared_by_key_match_the_definitions():
     """The report declares its dependencies by key (analysis/columns.py's tables, the manifest's

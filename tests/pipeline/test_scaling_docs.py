@@ -399,7 +399,7 @@ def test_llm_batch_run_config():
     import dagster as dg
     from dagster._config import validate_config
 
-    from workbank_dagster.labeling.assets import llm_judge_labels
+    from workbank_dagster.labeling.judge_assets import llm_judge_labels
 
     run_config = snippet("llm_batch_run")
     (op_name,) = run_config["ops"]
@@ -480,7 +480,7 @@ def cents(value: Decimal) -> Decimal:
 
 def check_cost_table(text: str) -> None:
     from workbank_dagster.labeling.chat_model import LLMSettings
-    from workbank_dagster.labeling.llm import EXPECTED_COMPLETION_TOKENS
+    from workbank_dagster.labeling.llm_protocol import EXPECTED_COMPLETION_TOKENS
 
     settings = LLMSettings()
     measured = measured_figures()

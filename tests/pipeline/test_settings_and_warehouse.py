@@ -173,8 +173,8 @@ def test_a_judgements_file_from_before_confidence_keeps_the_other_labelers_rows(
     """A benchmark's judgements written before judge v4 have no `confidence`. Writing one labeler's
     rows replaces only that labeler's: the other labelers' rows stay, with confidence empty, and
     the file has today's columns."""
-    from workbank_dagster.labeling.assets import read_partitions, write_partitions
-    from workbank_dagster.labeling.labels import JUDGEMENT_COLUMNS, LABEL_COLUMNS
+    from workbank_dagster.labeling.label_files import read_partitions, write_partitions
+    from workbank_dagster.labeling.label_tables import JUDGEMENT_COLUMNS, LABEL_COLUMNS
     from workbank_dagster.partition_files import PartitionFiles
 
     files = PartitionFiles(tmp_path / "partitions")

@@ -207,7 +207,7 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     # assets moves, and nothing works again. (The LLM labels' own version moves: Dagster calls
     # them stale, and `cli label-llm` would label again.)
     _edit(package / "settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment that changes nothing\n")
-    _edit(package / "labeling" / "llm.py", "You map AI benchmark prompts", "You, an analyst, map AI benchmark prompts")
+    _edit(package / "labeling" / "llm_protocol.py", "You map AI benchmark prompts", "You, an analyst, map AI benchmark prompts")
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
     assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)
     worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))

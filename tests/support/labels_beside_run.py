@@ -30,10 +30,11 @@ import pandas as pd
 
 from workbank_dagster.labeling.embedder import Embedder
 from workbank_dagster.labeling.embedding_store import EmbeddingStore
+from workbank_dagster.labeling.embeddings import Embeddings, embed_prompts
 from workbank_dagster.labeling.evidence import OccupationEvidence
-from workbank_dagster.labeling.labels import Embeddings, OccupationKnowledge, build_task_index, embed_prompts
-from workbank_dagster.labeling.matching import default_judge_rows, judge_v3_rows
+from workbank_dagster.labeling.matching import build_task_index, default_judge_rows, judge_v3_rows
 from workbank_dagster.labeling.prior import OccupationPrior, training_texts
+from workbank_dagster.labeling.prompt_retrieval import OccupationKnowledge
 from workbank_dagster.labeling.titles import TitleIndex, title_rows
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.sources import onet

@@ -5,8 +5,8 @@ import warnings
 
 import dagster as dg
 
-from workbank_dagster.labeling.assets import llm_judge_labels
 from workbank_dagster.labeling.chat_model import ChatModelResource
+from workbank_dagster.labeling.judge_assets import llm_judge_labels
 from workbank_dagster.labeling.matching import LabelingRuntime
 from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import PipelineSettings

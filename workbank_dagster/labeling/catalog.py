@@ -24,7 +24,7 @@ from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .assets import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, judgements_table, labels_table
+from .label_files import CANDIDATES_TABLE, JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .matching import default_judge, embedded_judge_v3
 
 CATALOG_TABLE = "label_catalog"

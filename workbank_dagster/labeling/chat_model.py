@@ -1,6 +1,6 @@
 """The chat model behind the LLM judge: one class, `ChatModelResource` (resource key `chat_model`),
 declares every setting once, with its default and meaning. `LLMSettings`, what the judge's pure code
-takes (llm.py), is made from its fields, as `Settings` is made from `PipelineSettings`."""
+takes (llm_judge.py), is made from its fields, as `Settings` is made from `PipelineSettings`."""
 
 from __future__ import annotations
 

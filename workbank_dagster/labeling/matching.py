@@ -26,21 +26,11 @@ from ..resources import WarehouseResource
 from ..settings import Settings
 from .embedder import Embedder
 from .embedding_store import EmbeddingStore
+from .embeddings import EmbeddedPrompts, Embeddings, embed_prompts
 from .judges import EmbeddedJudgeV3, EmbeddedJudgeV7
-from .labels import (
-    EmbeddedPrompts,
-    Embeddings,
-    OccupationKnowledge,
-    Retrieved,
-    build_task_index,
-    candidate_rows,
-    embed_prompts,
-    judgement_rows,
-    label_rows,
-    retrieve_embedded,
-    retrieve_narrowed,
-)
+from .label_tables import candidate_rows, judgement_rows, label_rows
 from .onet_tables import OnetTables
+from .prompt_retrieval import OccupationKnowledge, Retrieved, retrieve_embedded, retrieve_narrowed
 from .retrieval import TaskIndex
 
 
@@ -51,6 +41,15 @@ def task_index_key(onet: OnetTables, embeddings: Embeddings) -> tuple:
         int(pd.util.hash_pandas_object(onet.tasks, index=False).sum()),
         int(pd.util.hash_pandas_object(onet.occupations, index=False).sum()),
     )
+
+
+def build_task_index(tasks: pd.DataFrame, occupations: pd.DataFrame, embeddings: Embeddings) -> TaskIndex:
+    """`tasks`: task_id, onet_soc_code, task; `occupations`: onet_soc_code, title, description."""
+    tasks = tasks.sort_values("task_id").reset_index(drop=True)
+    occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))].sort_values("onet_soc_code").reset_index(drop=True)
+    task_vectors = embeddings.texts(tasks["task"].tolist())
+    title_vectors = embeddings.texts(occupations["title"].tolist())
+    return TaskIndex(tasks, task_vectors, occupations, title_vectors)
 
 
 class LabelingRuntime(dg.ConfigurableResource):
@@ -139,7 +138,7 @@ def default_judge_outputs(
     embedded: EmbeddedPrompts, index: TaskIndex, knowledge: OccupationKnowledge, settings, progress=None
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """`default_judge_rows`' label rows and judgement records, and the candidate rows they were chosen
-    from (labels.candidate_rows), from one retrieval."""
+    from (label_tables.candidate_rows), from one retrieval."""
     judge = default_judge()
     retrieved = retrieve_default(embedded, index, knowledge, settings, progress=progress)
     decided = judge.select(retrieved.candidates, index, retrieved.prompts["benchmark"].tolist(), retrieved.errands)

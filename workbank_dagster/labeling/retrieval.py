@@ -18,7 +18,7 @@ with the defaults), ordered by similarity.
 
 Everything is computed in blocks of at most `chunk` prompts, so memory is bounded whatever the
 number of prompts. A block never spans two benchmarks and starts at a fixed offset within its
-benchmark (`PromptRows.blocks`): a benchmark's matrix products are then the same products whether it
+benchmark (`PromptRows.blocks`, embeddings.py): a benchmark's matrix products are then the same products whether it
 is retrieved alone, beside other benchmarks or in a backfill. This matters because a BLAS kernel may
 round a row's product differently in stacks of different heights (OpenBLAS with
 OPENBLAS_CORETYPE=Haswell does, by up to ~5e-5 in float32), which made a benchmark's scores depend on
@@ -28,12 +28,12 @@ what else was labeled in the same run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from .embeddings import PromptRows
 from .text import without_urls
 
 WEIGHTS = {"tasks": 1.0, "centroid": 0.5, "lexical": 1.0, "role": 1.0, "role_words": 1.0}
@@ -82,45 +82,6 @@ class _NoProgress:
 
 def _meter(progress, what: str, total: int):
     return progress(what, total, "prompts") if progress is not None else _NoProgress()
-
-
-@dataclass(frozen=True)
-class PromptRows:
-    """What retrieval reads of each prompt: its text, its embedding, the embedding of the role it
-    states (zeros where none), whether it states one, the role's words, and its benchmark (each
-    benchmark's prompts contiguous)."""
-
-    texts: list[str]
-    vectors: np.ndarray
-    role_vectors: np.ndarray
-    has_role: np.ndarray
-    roles: list[str | None]
-    benchmarks: list[str]
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def __getitem__(self, rows: slice) -> PromptRows:
-        return PromptRows(
-            self.texts[rows], self.vectors[rows], self.role_vectors[rows], self.has_role[rows], self.roles[rows], self.benchmarks[rows]
-        )
-
-    def blocks(self, size: int) -> Iterator[slice]:
-        """Slices of at most `size` rows, each within one benchmark, cut at multiples of `size` from
-        the benchmark's first prompt: the blocks of a benchmark do not depend on the other benchmarks."""
-        seen: set[str] = set()
-        start = 0
-        while start < len(self):
-            benchmark = self.benchmarks[start]
-            if benchmark in seen:
-                raise ValueError(f"the prompts of benchmark {benchmark!r} are not contiguous: retrieval needs them in one run")
-            seen.add(benchmark)
-            end = start
-            while end < len(self) and self.benchmarks[end] == benchmark:
-                end += 1
-            for first in range(start, end, size):
-                yield slice(first, min(first + size, end))
-            start = end
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
-from .assets import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .catalog import CATALOG_TABLE
+from .label_files import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .validation import (
     REFERENCE_LEVELS,
     dev_gold,
