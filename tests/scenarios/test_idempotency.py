@@ -68,6 +68,37 @@ def _materialization_runs(home, keys) -> dict[str, set[str]]:
         instance.dispose()
 
 
+GROWS = {"analysis/coverage_history", "report/table_exports", "report/data_dictionary"}
+
+
+def _python_unpartitioned(keys) -> list[str]:
+    """The selected assets a Python step computes, one version each: not dbt's (Dagster derives their
+    versions from the models' code and inputs), not a partitioned one (a run of several partitions
+    reports none: Dagster keeps a version per partition)."""
+    from workbank_dagster.definitions import defs
+
+    out = []
+    for key in sorted(keys):
+        asset = defs.resolve_assets_def(dg.AssetKey(key.split("/")))
+        if asset.node_def.name != "dbt_models" and asset.partitions_def is None:
+            out.append(key)
+    return out
+
+
+def _data_versions(home, keys) -> dict[str, tuple[str | None, str | None]]:
+    """asset -> (the data version its last materialization reported, whether the step gave it)."""
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        out = {}
+        for key in keys:
+            event = instance.get_latest_materialization_event(dg.AssetKey(key.split("/")))
+            tags = (event.asset_materialization.tags or {}) if event else {}
+            out[key] = (tags.get("dagster/data_version"), tags.get("dagster/data_version_is_user_provided"))
+        return out
+    finally:
+        instance.dispose()
+
+
 # analysis.coverage_history logs the headline's materializations, so every run adds a row (the
 # snapshots leave it out: warehouse_snapshot.LOG_TABLES). Here the rows of the refreshes that moved
 # the map must stay as they were, and each run adds one row that did not move it.
@@ -130,6 +161,14 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     unowned = sorted(set(tables) - expected)  # written by an asset under another name (memo tables)
 
     log_rows, moved = _log(data_dir)
+    # Each Python step reports the data version of what it wrote (a digest of its content), so
+    # writing the same again is no news to what reads it; the coverage history grows every run.
+    versioned = _python_unpartitioned(selected)
+    assert len(versioned) > 20, versioned
+    versions = _data_versions(home, versioned)
+    assert [key for key, (_, given) in versions.items() if given != "true"] == [], "steps that report no data version of their own"
+    # The history, and what counts its rows (the exports' listing, the dictionary), hold one more row each run.
+    versioned = [key for key in versioned if key not in GROWS]
     # What a renamed or removed dbt model leaves behind (its old table or view): the second run drops
     # it, though it keeps every model (nothing dbt reads changed), so the snapshot is the first's.
     with duckdb.connect(str(data_dir / "warehouse.duckdb")) as con:
@@ -143,6 +182,8 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     second = _snapshot(data_dir, small_base_run / "data")
     problems = _compare("second make run", first, second)
     assert _log(data_dir) == (log_rows + 1, moved)  # the second run's refresh, which moved nothing
+    changed = {key: pair for key, pair in _data_versions(home, versioned).items() if pair != versions[key]}
+    assert changed == {}, "the same content, another data version"
 
     # The sensor's job for one benchmark: its rows are deleted and inserted again (so they now sit
     # after the other benchmarks' rows). Their content is the same, so dbt keeps the models (its
@@ -164,5 +205,7 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     problems += _compare("make run after wiping dagster_home", first, _snapshot(data_dir, small_base_run / "data"))
     assert _log(data_dir) == (log_rows + 3, moved)
     assert _history_hash(data_dir, log_rows + 2) == history, "rows of the coverage history changed when dagster_home was wiped"
+    changed = {key: pair for key, pair in _data_versions(home, versioned).items() if pair != versions[key]}
+    assert changed == {}, "after the wipe, the same content and another data version"
     print(f"timings {', '.join(f'{k} {v:.0f} s' for k, v in timings.items())}; {len(tables)} tables and views; not an asset's own table: {unowned}")
     assert problems == [], "materialized again, these changed:\n" + "\n".join(problems)

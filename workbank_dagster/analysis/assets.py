@@ -10,6 +10,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
+from ..fingerprint import content_version
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .columns import TABLES
@@ -114,7 +115,7 @@ def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: Wareh
     metadata = {**table_metadata(table), "matching": dg.MetadataValue.json(matching), "averaging": dg.MetadataValue.text(averaging)}
     if unmatched is not None:
         metadata["hours_unmatched_share"] = dg.MetadataValue.float(unmatched)
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(metadata=metadata, data_version=content_version(table))
 
 
 analysis_assets = [

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import step_code_version, versioned_multi_asset
 from ..common import asset_attributes
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from .columns import TABLES, analysis_table_metadata
 
@@ -72,7 +72,9 @@ def computed_or_kept(
                 warehouse.replace_table(con, SCHEMA, name, frame)
     for name, frame in tables.items():
         yield dg.MaterializeResult(
-            asset_key=[SCHEMA, name], metadata={**analysis_table_metadata(name, frame), INPUTS_METADATA: key, RECOMPUTED_METADATA: recomputed}
+            asset_key=[SCHEMA, name],
+            metadata={**analysis_table_metadata(name, frame), INPUTS_METADATA: key, RECOMPUTED_METADATA: recomputed},
+            data_version=content_version(frame),
         )
 
 

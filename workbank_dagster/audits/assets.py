@@ -8,6 +8,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import SLUG_PATTERN, file_sha256, table_metadata, warehouse_step
+from ..fingerprint import content_version
 from ..labeling.matching import LabelingRuntime, match_texts
 from ..partitions import audits_partitions
 from ..resources import WarehouseResource
@@ -61,7 +62,9 @@ def user_audit(
             **table_metadata(combined),
             "unbenchmarked_tasks": int(combined["unbenchmarked"].sum()),
             "zones": dg.MetadataValue.json({str(k): int(v) for k, v in combined["zone"].value_counts(dropna=False).items()}),
-        }
+        },
+        # Dagster keeps a version per partition: a run of several audits has none of its own.
+        data_version=content_version(combined) if len(written) == 1 else None,
     )
 
 
@@ -85,4 +88,4 @@ def user_audit_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehous
         warehouse.replace_table(con, "analysis", "user_audit_catalog", table)
     if deleted:
         context.log.info(f"user audits without a file removed: {deleted} rows")
-    return dg.MaterializeResult(metadata={**table_metadata(table), "rows_deleted": int(deleted)})
+    return dg.MaterializeResult(metadata={**table_metadata(table), "rows_deleted": int(deleted)}, data_version=content_version(table))

@@ -20,6 +20,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
+from ..fingerprint import content_version
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
@@ -98,4 +99,4 @@ def label_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
         warehouse.replace_table(con, LABELING_SCHEMA, RULES_TABLE, labeler_rules(pipeline_settings.resolve(), table["labeler"].tolist()))
     if deleted:
         context.log.info(f"labels of benchmarks without a partition removed: {deleted}")
-    return dg.MaterializeResult(metadata={**table_metadata(table), "files_deleted": dg.MetadataValue.json(deleted)})
+    return dg.MaterializeResult(metadata={**table_metadata(table), "files_deleted": dg.MetadataValue.json(deleted)}, data_version=content_version(table))

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..code_version import step_code_version, versioned_multi_asset
 from ..common import PARTITIONS_POOL, table_metadata
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, recorded_per_partition
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, recorded_per_partition
 from ..partitions import benchmarks_partitions
 from ..settings import PipelineSettings
 from .chat_model import ChatModelResource
@@ -73,15 +73,19 @@ def _specs(judge: str) -> list[dg.AssetSpec]:
     ]
 
 
-def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: dict):
+def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: dict, keys: list[str], written: tuple[pd.DataFrame, pd.DataFrame]):
     """The step's two materializations: the judgements, and the labels with `extra`. Whether the
-    step worked (`recomputed`) is said on both: one step writes both tables."""
+    step worked (`recomputed`) is said on both: one step writes both tables. A run of one partition
+    reports the data version of the rows it wrote (`written`: labels, judgements, every labeler's);
+    Dagster keeps one per partition, so a run of several reports none."""
     counts = {k: int(v) for k, v in judgements["status"].value_counts().items()}
     n_prompts = len(judgements)
     both = {RECOMPUTED_METADATA: extra[RECOMPUTED_METADATA]} if RECOMPUTED_METADATA in extra else {}
+    versions = (content_version(written[0]), content_version(written[1])) if len(keys) == 1 else (None, None)
     yield dg.MaterializeResult(
         asset_key=[LABELING_SCHEMA, judgements_table(judge)],
         metadata={**table_metadata(judgements), "status_counts": dg.MetadataValue.json(counts), **both},
+        data_version=versions[1],
     )
     yield dg.MaterializeResult(
         asset_key=[LABELING_SCHEMA, labels_table(judge)],
@@ -92,6 +96,7 @@ def _results(judge: str, labels: pd.DataFrame, judgements: pd.DataFrame, extra: 
             "status_counts": dg.MetadataValue.json(counts),
             **extra,
         },
+        data_version=versions[0],
     )
 
 
@@ -174,6 +179,8 @@ def embedded_judge_labels(context: dg.AssetExecutionContext, labeling_runtime: L
             "model_loaded": embeddings.embedder.loaded,
             "seconds": round(time.perf_counter() - started, 2),
         },
+        keys,
+        (labels, judgements),  # the partition files hold every labeler's rows
     )
 
 
@@ -280,7 +287,7 @@ def llm_judge_labels(
     metadata = {"labeler": judge.labeler, "mode": config.mode, **report.metadata()}
     if report.stopped:
         raise dg.Failure(description=f"LLM labeling stopped: {report.stopped}; what was judged is written and cached", metadata=metadata, allow_retries=False)
-    yield from _results("llm", labels, judgements, metadata)
+    yield from _results("llm", labels, judgements, metadata, keys, (labels, judgements))
 
 
 

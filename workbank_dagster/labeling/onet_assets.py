@@ -10,7 +10,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import warehouse_step
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import NEAR_IDENTICAL, PipelineSettings
 from .label_files import LABELING_SCHEMA
@@ -61,7 +61,8 @@ def task_index(
     onet = OnetTables.from_warehouse(warehouse_db)
     index = labeling_runtime.task_index(onet, embeddings)
     shared = onet.write(settings.partition_files)
-    twins = write_task_twins(warehouse_db, index, task_index_key(onet, embeddings))
+    index_key = task_index_key(onet, embeddings)  # the O*NET texts and the model: what the index is made of
+    twins = write_task_twins(warehouse_db, index, index_key)
     return dg.MaterializeResult(
         metadata={
             "files_written": dg.MetadataValue.json(shared),
@@ -74,7 +75,8 @@ def task_index(
             "from_cache": embeddings.store.hits,
             "model_loaded": embeddings.embedder.loaded,
             "seconds": round(time.perf_counter() - started, 2),
-        }
+        },
+        data_version=content_version(index_key),
     )
 
 

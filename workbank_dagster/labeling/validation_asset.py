@@ -8,6 +8,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
+from ..fingerprint import content_version
 from ..resources import WarehouseResource
 from ..settings import REPO_ROOT, PipelineSettings
 from .catalog import CATALOG_TABLE
@@ -181,5 +182,6 @@ def judge_validation(context: dg.AssetExecutionContext, warehouse_db: WarehouseR
         warehouse.replace_table(con, LABELING_SCHEMA, VALIDATION_TABLE, table)
         warehouse.replace_table(con, LABELING_SCHEMA, PROMPTS_TABLE, per_prompt)
     return dg.MaterializeResult(
-        metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary), "prompts_table": f"{LABELING_SCHEMA}.{PROMPTS_TABLE}", "prompt_rows": len(per_prompt)}
+        metadata={**table_metadata(table), "summary": dg.MetadataValue.json(summary), "prompts_table": f"{LABELING_SCHEMA}.{PROMPTS_TABLE}", "prompt_rows": len(per_prompt)},
+        data_version=content_version(table, per_prompt),
     )

@@ -19,7 +19,7 @@ from ..analysis.columns import TABLES as ANALYSIS_TABLES
 from ..analysis.history import HISTORY_CONTRACT, ContractError, enforce_contract, history_frame, next_row
 from ..code_version import step_code_version, versioned_asset, versioned_multi_asset
 from ..common import asset_attributes, warehouse_step
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at, project_inputs
@@ -107,9 +107,11 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
             HEADLINE_NUMBERS_METADATA: dg.MetadataValue.json(numbers),
             BENCHMARK_VERSIONS_METADATA: dg.MetadataValue.json(versions),
         },
+        data_version=content_version(numbers),
     )
     yield dg.MaterializeResult(
-        asset_key=HISTORY, metadata={**analysis_table_metadata("coverage_history", history), "refreshes": len(history)}
+        asset_key=HISTORY, metadata={**analysis_table_metadata("coverage_history", history), "refreshes": len(history)},
+        data_version=content_version(history),
     )
 
 
@@ -137,7 +139,8 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
             "n_written": int(written["written"].sum()) if len(written) else 0,
             "dagster/row_count": int(written["rows"].sum()) if len(written) else 0,
             "tables": dg.MetadataValue.md(written[["table", "rows"]].to_markdown(index=False) if len(written) else "(none)"),
-        }
+        },
+        data_version=content_version(listing),  # what the tables hold (the listing names each one's rows and digest)
     )
 
 
@@ -191,7 +194,8 @@ def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource
             RECOMPUTED_METADATA: rebuilt,  # dbt docs generated again (the dictionary itself is written every time)
             INPUTS_METADATA: key,
             "tables_with_undocumented_columns": dg.MetadataValue.json(undocumented),
-        }
+        },
+        data_version=content_version(*outputs),
     )
 
 
@@ -251,7 +255,8 @@ def html_report(context: dg.AssetExecutionContext, warehouse_db: WarehouseResour
             RECOMPUTED_METADATA: rebuilt,
             INPUTS_METADATA: key,
             "figures": dg.MetadataValue.json(svgs),
-        }
+        },
+        data_version=content_version(path),
     )
 
 
@@ -271,7 +276,7 @@ def benchmark_files_check(context: dg.AssetExecutionContext, warehouse_db: Wareh
             description=f"{len(rejected)} benchmark file(s) rejected (their previous rows kept; every other benchmark refreshed): {listing}",
             metadata={"rejected": dg.MetadataValue.json(rejected)},
         )
-    return dg.MaterializeResult(metadata={"rejected": dg.MetadataValue.json({})})
+    return dg.MaterializeResult(metadata={"rejected": dg.MetadataValue.json({})}, data_version=content_version({}))
 
 
 report_assets = [headline, table_exports, data_dictionary_asset, html_report, benchmark_files_check]

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..code_version import versioned_asset
 from ..common import partition_step, table_metadata
-from ..fingerprint import RECOMPUTED_METADATA
+from ..fingerprint import RECOMPUTED_METADATA, content_version
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..settings import PipelineSettings
@@ -171,6 +171,8 @@ def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: Pipe
     )
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
+    if len(context.partition_keys) == 1:  # a run of several partitions has no one version (Dagster's is per partition)
+        return dg.MaterializeResult(metadata=metadata, data_version=content_version(combined))
     return dg.MaterializeResult(metadata=metadata)
 
 

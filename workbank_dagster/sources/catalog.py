@@ -28,6 +28,7 @@ import pandas as pd
 from .. import warehouse
 from ..code_version import versioned_asset
 from ..common import table_metadata, warehouse_step
+from ..fingerprint import content_version
 from ..partition_files import PartitionFiles
 from ..partitions import benchmarks_partitions
 from ..resources import WarehouseResource
@@ -125,7 +126,8 @@ def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: Warehouse
             **table_metadata(table),
             "files_deleted": dg.MetadataValue.json(deleted),
             "files_rejected": dg.MetadataValue.json(dict(zip(failed["benchmark"], failed["error"]))),
-        }
+        },
+        data_version=content_version(table),
     )
 
 
@@ -163,4 +165,4 @@ def source_files(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
     table = files_read(files, list(context.instance.get_dynamic_partitions(benchmarks_partitions.name)))
     with warehouse_db.connect() as con:
         warehouse.replace_table(con, RAW_SCHEMA, FILES_TABLE, table)
-    return dg.MaterializeResult(metadata=table_metadata(table))
+    return dg.MaterializeResult(metadata=table_metadata(table), data_version=content_version(table))
