@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO))
 
 from workbank_dagster.partition_files import SHARED, PartitionFiles  # noqa: E402
 from workbank_dagster.settings import EMBEDDED_LABELER, settings_at_load  # noqa: E402
+from workbank_dagster.sources.load_memo import is_load_log  # noqa: E402
 
 PROMPTS = "benchmark_prompts"
 # Words of the real prompts: runs of non-space characters.
@@ -79,8 +80,10 @@ class Profile:
 
 def per_benchmark_tables(files: PartitionFiles) -> list[str]:
     """The tables of a partitions folder that hold rows per benchmark (not the shared O*NET files,
-    not the file errors of rejected sources), prompts first."""
-    names = sorted(p.name for p in files.root.iterdir() if p.is_dir() and p.name != SHARED and not p.name.endswith("_file_errors"))
+    not the file errors of rejected sources, not the sources' load logs), prompts first."""
+    names = sorted(
+        p.name for p in files.root.iterdir() if p.is_dir() and p.name != SHARED and not p.name.endswith("_file_errors") and not is_load_log(p.name)
+    )
     return sorted(names, key=lambda name: name != PROMPTS)
 
 

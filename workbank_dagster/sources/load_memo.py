@@ -63,6 +63,11 @@ def log_table(raw_table: str) -> str:
     return f"{raw_table}_loads"
 
 
+def is_load_log(table: str) -> bool:
+    """Whether a folder of the partitions folder is a load log (what loads read, which dbt does not)."""
+    return table == WHOLE_TABLE_LOG or table.endswith("_loads")
+
+
 def _where(raw_table: str, partition: str) -> tuple[str, str]:
     """(log table, file) of a source's partition (`WHOLE_TABLE` for a whole-table source)."""
     return (WHOLE_TABLE_LOG, raw_table) if partition == WHOLE_TABLE else (log_table(raw_table), partition)
