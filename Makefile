@@ -63,8 +63,8 @@ ui-team: $(STAMP)
 
 # dbt's own docs site for the warehouse `make run` built, on http://127.0.0.1:8080 (PORT=…).
 docs: $(STAMP)
-	cd dbt_project && WORKBANK_DUCKDB_PATH="$$(../$(PY) -m workbank_dagster.cli warehouse)" WORKBANK_PARTITIONS_DIR="$$(../$(PY) -m workbank_dagster.cli partitions)" ../$(VENV)/bin/dbt docs generate --profiles-dir . --target-path target/docs
-	cd dbt_project && ../$(VENV)/bin/dbt docs serve --profiles-dir . --target-path target/docs --host 127.0.0.1 --port $${PORT:-8080} --no-browser
+	cd dbt_project && PROFILES="$$(../$(PY) -m workbank_dagster.cli dbt-profiles)" && ../$(VENV)/bin/dbt docs generate --profiles-dir "$$PROFILES" --target-path target/docs && \
+	../$(VENV)/bin/dbt docs serve --profiles-dir "$$PROFILES" --target-path target/docs --host 127.0.0.1 --port $${PORT:-8080} --no-browser
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs

@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("home", help="print (and create) the Dagster home, its pools given their slots")
     sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
     sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (pipeline_settings.partitions_dir, resolved)")
+    sub.add_parser("dbt-profiles", help="write the dbt profile of the settings' warehouse and partition files and print its folder "
+                   "(for a dbt command of your own: --profiles-dir)")
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")
     estimate.add_argument("--batch", action="store_true", help="price with the Batch API discount")
     estimate.add_argument("benchmarks", nargs="*", help="benchmark slugs (default: all in the warehouse)")
@@ -66,6 +68,12 @@ def command(args: argparse.Namespace) -> int:
         from .settings import settings_at_load
 
         print(settings_at_load().resolve().partitions_dir)
+        return 0
+    if args.command == "dbt-profiles":
+        from .settings import settings_at_load
+        from .transform.project import profiles_dir_for
+
+        print(profiles_dir_for(settings_at_load().resolve()))
         return 0
     if args.command == "prepare":
         from .transform.project import ensure_manifest

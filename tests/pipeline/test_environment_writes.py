@@ -1,6 +1,6 @@
-"""The package reads the environment and never writes it, but in one place: a subprocess gets what it
-needs in `env`, a Dagster instance is opened from its folder, a model folder is loaded with
-`local_files_only`. The exception is transform.project.point_dbt_at (its docstring says why).
+"""The package reads the environment and never writes it: a subprocess gets what it needs in `env`, a Dagster instance is opened from its folder, a model folder is loaded with
+`local_files_only`, dbt gets a profiles folder written for its warehouse (transform/project.py
+`profiles_dir_for`).
 
 And it reads the environment in a few named places only: the project's own variables (`WORKBANK_*`)
 through the settings classes, so each is a typed, described, launchpad-visible setting."""
@@ -13,13 +13,12 @@ from collections.abc import Container, Iterator
 from workbank_dagster.settings import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "workbank_dagster"
-ALLOWED = {("transform/project.py", "point_dbt_at")}
+ALLOWED: set[tuple[str, str]] = set()
 # Where the package may read os.environ / os.getenv, and why.
 READERS = {
     ("settings.py", "from_env"): "PipelineSettings: every WORKBANK_* pipeline setting",
     ("labeling/chat_model.py", "from_env"): "ChatModelResource: the WORKBANK_LLM_* settings and the API key",
     ("transform/project.py", "ensure_manifest"): "a copy of the environment for dbt's parse subprocess",
-    ("transform/project.py", "point_dbt_at"): "the one write (see above)",
     ("runner.py", "dagster_home"): "DAGSTER_HOME, Dagster's own variable",
     ("runner.py", "yaml_value"): "a dagster.yaml value given as {env: NAME}, read as Dagster reads it",
     ("labeling/embedder.py", "_load"): "HF_HUB_OFFLINE, Hugging Face's own variable",
@@ -93,33 +92,8 @@ def test_the_detector_finds_each_kind_of_write():
     assert environment_writes(source) == [("<module>", 2), ("f", 4), ("g", 6), ("g", 7)]
 
 
-def test_nothing_in_the_package_writes_the_environment_but_point_dbt_at():
+def test_nothing_in_the_package_writes_the_environment():
     assert outside(environment_writes, ALLOWED) == []
-
-
-def test_point_dbt_at_gives_the_environment_back(monkeypatch):
-    """The one write is scoped: dbt's process starts inside the block, and the process's environment
-    is as it was after it (it was a lasting write, inherited by every later step and process)."""
-    import os
-
-    from workbank_dagster.settings import PipelineSettings
-    from workbank_dagster.transform.project import point_dbt_at
-
-    monkeypatch.delenv("WORKBANK_DUCKDB_PATH", raising=False)
-    monkeypatch.delenv("WORKBANK_PARTITIONS_DIR", raising=False)
-    settings = PipelineSettings(data_dir="/tmp/d", partitions_dir="/tmp/p").resolve()
-    with point_dbt_at(settings, "/tmp/a.duckdb"):
-        assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/a.duckdb"
-        assert os.environ["WORKBANK_PARTITIONS_DIR"] == "/tmp/p"
-    assert "WORKBANK_DUCKDB_PATH" not in os.environ and "WORKBANK_PARTITIONS_DIR" not in os.environ
-    monkeypatch.setenv("WORKBANK_DUCKDB_PATH", "/tmp/given.duckdb")
-    try:
-        with point_dbt_at(settings, "/tmp/b.duckdb"):
-            raise RuntimeError("dbt failed to start")
-    except RuntimeError:
-        pass
-    assert os.environ["WORKBANK_DUCKDB_PATH"] == "/tmp/given.duckdb"
-    assert "WORKBANK_PARTITIONS_DIR" not in os.environ
 
 
 def test_the_environment_is_read_only_where_readers_says():

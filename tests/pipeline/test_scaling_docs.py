@@ -311,6 +311,44 @@ def test_the_warehouse_path_has_no_default_in_the_dbt_profile(tmp_path):
     assert profile.credentials.settings == {"file_search_path": str(tmp_path / "p"), "memory_limit": warehouse.MEMORY_LIMIT}
 
 
+def test_each_run_gives_dbt_a_profile_written_for_its_warehouse(tmp_path):
+    """No environment: the dbt resource of a run reads a profiles folder whose profile names the
+    run's warehouse and partition files (transform/project.py `dbt_for`), as dbt itself loads it,
+    with no WORKBANK_* variable set; every other value is the committed template's."""
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.transform.project import dbt_for, profiles_dir_for
+
+    settings = PipelineSettings(data_dir=str(tmp_path), partitions_dir=str(tmp_path / "parts")).resolve()
+    env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV}
+    given = defs.resources["dbt"]
+    run_dbt = dbt_for(given, settings, tmp_path / "run.duckdb")
+    folder = Path(run_dbt.profiles_dir)
+    assert folder.parent == tmp_path / "dbt_profiles"
+    assert {name: getattr(run_dbt, name) for name in type(given).model_fields if name != "profiles_dir"} == {
+        name: getattr(given, name) for name in type(given).model_fields if name != "profiles_dir"
+    }
+    raw = yaml.safe_load((folder / "profiles.yml").read_text())
+    profile = load_dbt_profile(raw, "local", env=env)
+    assert profile.credentials.path == str(tmp_path / "run.duckdb")
+    assert profile.credentials.settings == {"file_search_path": str(tmp_path / "parts"), "memory_limit": warehouse.MEMORY_LIMIT}
+    template = yaml.safe_load((ROOT / "dbt_project" / "profiles.yml").read_text())
+    template["workbank"]["outputs"]["local"]["path"] = str(tmp_path / "run.duckdb")
+    template["workbank"]["outputs"]["local"]["settings"]["file_search_path"] = str(tmp_path / "parts")
+    assert raw == template
+    # Another warehouse, another folder; the same one, the same folder, written once.
+    assert profiles_dir_for(settings, tmp_path / "other.duckdb") != folder
+    assert profiles_dir_for(settings, tmp_path / "run.duckdb") == folder
+    # With docs/scaling.md's shared output added, its env_var()s stay for dbt to read at run time.
+    from workbank_dagster.transform.project import rendered_profile
+
+    with_shared = yaml.safe_load(rendered_profile(tmp_path / "w.duckdb", tmp_path, template=yaml.safe_dump(snippet("dbt_profile"))))
+    assert with_shared["workbank"]["outputs"]["local"]["path"] == str(tmp_path / "w.duckdb")
+    assert {k: v for k, v in with_shared["workbank"]["outputs"].items() if k != "local"} == {
+        k: v for k, v in snippet("dbt_profile")["workbank"]["outputs"].items() if k != "local"
+    }
+    assert "env_var('WORKBANK_PG_HOST')" in str(with_shared)
+
+
 def test_broken_dbt_profile_fails():
     if importlib.util.find_spec("dbt.adapters.postgres") is None:
         pytest.skip("dbt-postgres not installed")

@@ -29,7 +29,7 @@ from workbank_dagster.partition_files import PartitionFiles
 from workbank_dagster.runner import full_run_config
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.transform.assets import needs_full_refresh
-from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable, dbt_vars_args
+from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable, dbt_vars_args, profiles_dir_for
 
 sys.path.insert(0, str(REPO_ROOT / "bench"))
 from synthetic_corpus import generate, read_profile, write_benchmark  # noqa: E402
@@ -57,8 +57,8 @@ def _run_dbt(data: Path, target: Path, args: list[str]) -> subprocess.CompletedP
     """dbt with `args` on the warehouse and partition files of `data`, as the dbt_models step runs it."""
     settings = PipelineSettings(data_dir=str(data)).resolve()
     return subprocess.run(
-        [dbt_executable(), *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(target)],
-        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
+        [dbt_executable(), *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(profiles_dir_for(settings)), "--target-path", str(target)],
+        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}, capture_output=True, text=True,
     )
 
 

@@ -22,7 +22,7 @@ from ..common import asset_attributes, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from ..transform.project import dbt_project, dbt_vars_args, model_keys, point_dbt_at, project_inputs
+from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys, project_inputs
 from .attribution import reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
@@ -147,8 +147,7 @@ def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseReso
 def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path) -> Path:
     """`dbt docs generate --static` into `target` (manifest.json, catalog.json): its one-file docs site."""
     args = ["docs", "generate", "--static", *dbt_vars_args(settings)]
-    with point_dbt_at(settings, warehouse_path):  # dbt's process starts, with the path, inside the block
-        invocation = dbt.cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
+    invocation = dbt_for(dbt, settings, warehouse_path).cli(args, manifest=dbt_project.manifest_path, target_path=target, raise_on_error=True)
     invocation.wait()
     static = target / "static_index.html"
     if not static.exists():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import importlib.metadata
@@ -13,11 +12,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import yaml
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject
 from dagster_dbt.dbt_project import DbtProjectPreparer
 from packaging import version
@@ -116,10 +116,10 @@ def ensure_manifest() -> Path:
         # Parse with the vars and warehouse path `dbt build` will use: dbt's partial parsing (which
         # dagster-dbt copies into each build's target folder) is only reused when they match.
         settings = settings_at_load().resolve()
-        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}
         with tempfile.TemporaryDirectory(prefix="parse-", dir=target) as scratch:
             completed = subprocess.run(
-                [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--quiet",
+                [dbt_executable(), "parse", "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(profiles_dir_for(settings)), "--quiet",
                  "--target-path", scratch, *dbt_vars_args(settings)],
                 cwd=DBT_PROJECT_DIR,
                 env=env,
@@ -185,30 +185,49 @@ def dbt_unit_test_args(settings: Settings) -> list[str]:
     return ["test", *dbt_vars_args(settings), "--resource-type", "unit_test"]
 
 
-@contextlib.contextmanager
-def point_dbt_at(settings: Settings, warehouse_path: Path | str) -> Iterator[None]:
-    """dbt runs in its own process and reads the warehouse path and the partition files' folder from
-    the environment (profiles.yml: `Settings.dbt_env`, with the run's warehouse resource's path);
-    start it (`dbt.cli(...)`) inside this block, which sets those variables and gives the
-    environment back as it found it when the block ends.
+# The committed profile's two run-time values, as it spells them: a dbt command run by hand in
+# dbt_project/ reads them from the environment; the pipeline writes them into a profile of its own.
+PROFILE_TEMPLATE = DBT_PROJECT_DIR / "profiles.yml"
+PROFILE_VALUES = {
+    "{{ env_var('WORKBANK_DUCKDB_PATH') }}": "warehouse",
+    "{{ env_var('WORKBANK_PARTITIONS_DIR') }}": "partitions",
+}
 
-    The package's one write of the environment. dagster-dbt's `DbtCliResource.cli` copies the
-    process's environment into dbt's when it starts it, and takes no `env` of its own: its
-    maintainers declined one (dagster-io/dagster#29656) and point to a scoped write of os.environ,
-    which this is. The paths could travel in `--vars` instead, but the vars are part of every dbt
-    step's key, and a copied data folder would then rebuild everything. It was a lasting write before
-    (every later step of the process, and every process it started, inherited the path)."""
-    dbt_env = {**settings.dbt_env, "WORKBANK_DUCKDB_PATH": str(warehouse_path)}
-    previous = {name: os.environ.get(name) for name in dbt_env}
-    os.environ.update(dbt_env)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+
+def rendered_profile(warehouse_path: Path | str, partitions_dir: Path | str, template: str | None = None) -> str:
+    """dbt_project/profiles.yml (or `template`) with the warehouse file and the partition files'
+    folder written in (every other value, a shared target's `env_var()`s among them, as it has it)."""
+    values = {"warehouse": str(warehouse_path), "partitions": str(partitions_dir)}
+
+    def fill(node):
+        if isinstance(node, dict):
+            return {key: fill(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [fill(value) for value in node]
+        return values[PROFILE_VALUES[node]] if isinstance(node, str) and node in PROFILE_VALUES else node
+
+    profile = fill(yaml.safe_load(PROFILE_TEMPLATE.read_text() if template is None else template))
+    header = "# Written by workbank_dagster/transform/project.py from dbt_project/profiles.yml, for one warehouse file.\n"
+    return header + yaml.safe_dump(profile, sort_keys=False)
+
+
+def profiles_dir_for(settings: Settings, warehouse_path: Path | str | None = None) -> Path:
+    """A profiles folder whose profiles.yml points dbt at `warehouse_path` (default: the settings')
+    and the settings' partition files, under data_dir/dbt_profiles/, named by its content: a run
+    gives it to `DbtCliResource(profiles_dir=...)` (`dbt_for`), so nothing writes the environment,
+    and runs with other warehouses side by side each read their own. Written once, atomically."""
+    text = rendered_profile(settings.duckdb_path if warehouse_path is None else warehouse_path, settings.partitions_dir)
+    folder = settings.data_dir / "dbt_profiles" / hashlib.sha256(text.encode()).hexdigest()[:16]
+    if not (folder / "profiles.yml").exists() or (folder / "profiles.yml").read_text() != text:
+        write_text(folder / "profiles.yml", text)
+    return folder
+
+
+def dbt_for(dbt: DbtCliResource, settings: Settings, warehouse_path: Path | str) -> DbtCliResource:
+    """The run's dbt: the resource the definitions give, with the profiles folder of the run's
+    warehouse (`profiles_dir_for`) as its public `profiles_dir`."""
+    fields = {name: getattr(dbt, name) for name in type(dbt).model_fields}
+    return type(dbt)(**{**fields, "profiles_dir": str(profiles_dir_for(settings, warehouse_path))})
 
 
 def dbt_build_args(settings: Settings, select: str | None = None, full_refresh: bool = False) -> list[str]:
