@@ -573,7 +573,7 @@ def settings_table(configurables: list[tuple[str, type, Callable[[str], str]]]) 
                 rows.append([f"`{key}.{name}`", notes[name], "", str(field.description)])
             else:
                 rows.append([f"`{key}.{name}`", f"`{variable_of(name)}`", shown(field.default), str(field.description)])
-    return _table(["resource field", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])
+    return _table(["setting", "environment variable", "default", "meaning"], [[cell.replace("|", "\\|") for cell in row] for row in rows])
 
 
 def warm_comparison_text(comparison: dict) -> str:
@@ -896,12 +896,16 @@ def rewrite(readme: str, rendered: dict[str, str]) -> str:
 
 
 def configurables() -> list:
-    """The configurable resources, as the settings table shows them: (resource key, class, the
-    environment variable of a field)."""
+    """The configurable resources, and the instance's settings (key `instance`), as the settings
+    table shows them: (resource key, class, the environment variable of a field)."""
     from workbank_dagster.labeling.chat_model import ChatModelResource, chat_model_variable
-    from workbank_dagster.settings import PipelineSettings, environment_variable
+    from workbank_dagster.settings import InstanceSettings, PipelineSettings, environment_variable
 
-    return [("pipeline_settings", PipelineSettings, environment_variable), ("chat_model", ChatModelResource, chat_model_variable)]
+    return [
+        ("pipeline_settings", PipelineSettings, environment_variable),
+        ("chat_model", ChatModelResource, chat_model_variable),
+        ("instance", InstanceSettings, environment_variable),
+    ]
 
 
 def bench_figures() -> dict[str, dict | None]:

@@ -4,7 +4,7 @@ Two jobs split the pipeline where its storage splits (#18):
 
 - `benchmark_partitions`: a benchmark's prompts, results and embedded labels, partitioned by
   benchmark. Its steps write per-benchmark files and never the warehouse (pool `partitions`, which
-  allows `pipeline_settings.partition_workers` at once), so runs of different benchmarks, or two
+  allows the instance setting `partition_workers` at once), so runs of different benchmarks, or two
   backfills, go side by side.
 - `warehouse`: everything those feed and that is not partitioned (the catalogs, judge validation,
   dbt, analysis, the report), in pool `warehouse` (one at a time: DuckDB has one writer).

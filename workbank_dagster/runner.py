@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 from .pools import PoolWatch, free_slots_of_ended_runs
-from .settings import settings_at_load
+from .settings import InstanceSettings, settings_at_load
 
 # Every CLI run executes in one process: the embedding model loads once, no step pays a process start-up.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
@@ -102,7 +102,7 @@ def open_instance():
     home = dagster_home()
     check_reachable(home)
     instance = dg.DagsterInstance.from_config(str(home))
-    configure_pools(instance, settings_at_load().resolve().partition_workers)
+    configure_pools(instance, InstanceSettings.from_env().partition_workers)
     return instance
 
 

@@ -18,7 +18,7 @@ import functools
 import os
 import typing
 from collections.abc import Mapping
-from dataclasses import asdict, make_dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -117,13 +117,6 @@ class PipelineSettings(dg.ConfigurableResource):
         "(default: benchmarks/instructions.jsonl in the repository); the judges read it as evidence of the work a "
         "benchmark asks for. A benchmark without a record is labeled without one.",
     )
-    # How runs share the machine (no number depends on it).
-    partition_workers: int = Field(
-        default=2,
-        ge=1,
-        description="Slots of pool `partitions`: benchmark partition runs (job benchmark_partitions, backfills) whose steps "
-        "run at once. Every CLI command that opens the Dagster instance sets it there (pool `warehouse` keeps one slot).",
-    )
     # docs/method.md §4.
     coverage_threshold: int = Field(default=5, ge=1, description="docs/method.md §4: a task is covered when n_prompts >= this.")
     sensitivity_thresholds: list[int] = Field(
@@ -198,7 +191,7 @@ class PipelineSettings(dg.ConfigurableResource):
         or empty variables keep the default. A bad value is a ValueError naming its variable."""
         return from_environment(cls, os.environ if environ is None else environ, environment_variable)
 
-    def resolve(self) -> Settings:  # noqa: F821 (Settings is made from this class, below)
+    def resolve(self) -> Settings:
         """The same values, with every path absolute and the derived defaults filled in."""
         data_dir = _path(self.data_dir, REPO_ROOT / "data")
         cache_dir = _path(self.cache_dir, data_dir / "cache")
@@ -218,6 +211,28 @@ class PipelineSettings(dg.ConfigurableResource):
             sensitivity_thresholds=tuple(self.sensitivity_thresholds),
         )
         return Settings(**values)
+
+
+class InstanceSettings(pydantic.BaseModel):
+    """How runs share the machine: a setting of the Dagster instance, not of a run, so no run's
+    config carries it and the launchpad does not show it. Every CLI command that opens the instance
+    gives it to the instance's pools (runner.configure_pools), where it holds for every run launched
+    after, from the CLI, the UI, a sensor or a backfill alike. No number depends on it."""
+
+    model_config = pydantic.ConfigDict(frozen=True)
+
+    partition_workers: int = Field(
+        default=2,
+        ge=1,
+        description="Slots of pool `partitions`: benchmark partition runs (job benchmark_partitions, backfills) whose steps "
+        "run at once. A setting of the Dagster instance: every CLI command that opens it sets the pool's slots (pool "
+        "`warehouse` keeps one), and the UI shows them under Deployment > Concurrency.",
+    )
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> InstanceSettings:
+        """The instance settings the environment gives (`WORKBANK_<FIELD>`), read and checked as PipelineSettings'."""
+        return from_environment(cls, os.environ if environ is None else environ, environment_variable)
 
 
 def default(field: str):
@@ -266,8 +281,8 @@ def _parse(raw: str, annotation) -> object:
     return raw
 
 
-def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> dg.ConfigurableResource:
-    """A resource of class `cls` with each field set from the environment variable `variable_of(field)`
+def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> pydantic.BaseModel:
+    """A resource (or settings model) of class `cls` with each field set from the environment variable `variable_of(field)`
     when that variable is set and not empty (fields in `given` are set so instead); a bad value is a
     ValueError naming its variable."""
     hints = typing.get_type_hints(cls)
@@ -293,8 +308,43 @@ def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> d
         raise ValueError(f"setting {variable}={raw!r}: {error['msg'].removeprefix('Value error, ')}") from None
 
 
-class ResolvedViews:
-    """What `Settings` derives from its values (a base class, so that `Settings` itself lists no field)."""
+@dataclass(frozen=True)
+class Settings:
+    """PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take, its
+    fields in the resource's order with every path absolute; the defaults and their meanings are the
+    resource's. Spelled out so that a type checker reads it (tests/pipeline/test_settings_and_warehouse.py
+    checks that it has the resource's fields, no more, no fewer)."""
+
+    source_dir: Path | None  # None: the pinned sources (sources/fetch.py)
+    benchmarks_dir: Path | None  # None: no benchmarks of your own
+    data_dir: Path
+    duckdb_path: Path
+    partitions_dir: Path
+    cache_dir: Path
+    judgement_cache_path: Path
+    output_dir: Path
+    download_dir: Path
+    upstream_base: str
+    pypi_base: str
+    audits_dir: Path
+    benchmark_instructions: Path
+    coverage_threshold: int
+    sensitivity_thresholds: tuple[int, ...]
+    active_labeler: str
+    exposure_rater: str
+    exposure_definition: str
+    employment_split: str
+    hours_per_year: int
+    hours_per_day: float
+    cluster_level: str
+    min_prompts_per_task: int
+    embedding_model: str
+    embed_batch_size: int
+    judge_occupations: int
+    min_label_similarity: float
+    n_candidate_occupations: int
+    candidates_per_occupation: int
+    candidates_nearest: int
 
     @property
     def labels_dev_dir(self) -> Path | None:
@@ -309,12 +359,6 @@ class ResolvedViews:
     def partition_files(self) -> PartitionFiles:
         """The per-benchmark tables' files (partition_files.py)."""
         return PartitionFiles(self.partitions_dir)
-
-    @property
-    def dbt_env(self) -> dict[str, str]:
-        """What every dbt process is given in its environment (profiles.yml reads both): the
-        warehouse, and the folder DuckDB resolves the external sources' files in."""
-        return {"WORKBANK_DUCKDB_PATH": str(self.duckdb_path), "WORKBANK_PARTITIONS_DIR": str(self.partitions_dir)}
 
     @property
     def dbt_vars(self) -> dict:
@@ -332,31 +376,9 @@ class ResolvedViews:
 
     def describe(self) -> dict:
         """Plain-JSON view of how the numbers are made, for the report's methodology section: every
-        setting but the paths and how runs share the machine (OPERATIONAL). Where files live changes no number, so a data folder that moved
+        setting but the paths. Where files live changes no number, so a data folder that moved
         makes the same report (and keeps it: the report's key covers this view)."""
-        out = {key: value for key, value in asdict(self).items() if RESOLVED_TYPES.get(key) not in (Path, Path | None) and key not in OPERATIONAL}
+        paths = {name for name, kind in typing.get_type_hints(Settings).items() if kind in (Path, Path | None)}
+        out = {key: value for key, value in asdict(self).items() if key not in paths}
         out["sensitivity_thresholds"] = list(self.sensitivity_thresholds)
         return out
-
-
-# Settings of how runs share the machine, which change no number (left out of `describe`).
-OPERATIONAL = {"partition_workers"}
-# The fields whose resolved type differs from the resource's (`PipelineSettings.resolve` fills them).
-RESOLVED_TYPES = {
-    "source_dir": Path | None,  # None: the pinned sources (sources/fetch.py)
-    "benchmarks_dir": Path | None,  # None: no benchmarks of your own
-    **dict.fromkeys(
-        ("data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path", "output_dir", "download_dir", "audits_dir", "benchmark_instructions"),
-        Path,
-    ),
-    "sensitivity_thresholds": tuple[int, ...],
-}
-# PipelineSettings resolved (`PipelineSettings.resolve()`): what the pure functions take, a frozen
-# dataclass with the resource's fields, in its order; the defaults and their descriptions live there.
-Settings = make_dataclass(
-    "Settings",
-    [(name, RESOLVED_TYPES.get(name, field.annotation)) for name, field in PipelineSettings.model_fields.items()],
-    bases=(ResolvedViews,),
-    namespace={"__module__": __name__, "__doc__": "PipelineSettings resolved (`PipelineSettings.resolve()`): its fields, every path absolute."},
-    frozen=True,
-)

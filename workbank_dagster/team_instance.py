@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .runner import DAGSTER_YAML, configure_pools
-from .settings import REPO_ROOT, settings_at_load
+from .settings import REPO_ROOT, InstanceSettings, settings_at_load
 
 POSTGRES_PACKAGE = "postgresql"
 DEFAULT_PORT = 5433  # not 5432: a system PostgreSQL may hold that one
@@ -294,7 +294,7 @@ def ui(port: int, postgres_port: int = DEFAULT_PORT) -> int:
 
     instance = dg.DagsterInstance.from_config(str(home))
     try:
-        configure_pools(instance, settings_at_load().resolve().partition_workers)
+        configure_pools(instance, InstanceSettings.from_env().partition_workers)
     finally:
         instance.dispose()
     print(f"PostgreSQL {pid} on 127.0.0.1:{postgres.port}; Dagster home {home}", flush=True)

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import pytest
 import yaml
 from conftest import ARTIFACTS, copy_small_run
 from fake_openai import FakeOpenAI
@@ -160,12 +161,18 @@ def test_the_llm_labeling_command_tells_who_holds_the_slot_and_completes_once_th
 
 def test_opening_the_instance_gives_each_pool_its_slots(tmp_path, monkeypatch):
     """dagster.yaml sets one limit for every pool; the CLI gives `partitions` the setting
-    partition_workers (backfills side by side) and keeps `warehouse` at one (DuckDB's one writer)."""
-    from workbank_dagster.settings import settings_at_load
+    partition_workers (backfills side by side) and keeps `warehouse` at one (DuckDB's one writer).
+    It is the instance's setting, not a run's: no run config carries it, so the launchpad cannot
+    offer a value that would do nothing there."""
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.settings import InstanceSettings, PipelineSettings
 
+    assert "partition_workers" not in PipelineSettings.model_fields
+    assert all("partition_workers" not in type(resource).model_fields for resource in defs.resources.values() if hasattr(type(resource), "model_fields"))
+    with pytest.raises(ValueError, match="WORKBANK_PARTITION_WORKERS"):
+        InstanceSettings.from_env({"WORKBANK_PARTITION_WORKERS": "0"})
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "3")
-    settings_at_load.cache_clear()  # each CLI command is a process of its own, which reads the environment once
     instance = runner.open_instance()
     try:
         storage = instance.event_log_storage
@@ -173,10 +180,8 @@ def test_opening_the_instance_gives_each_pool_its_slots(tmp_path, monkeypatch):
     finally:
         instance.dispose()
     monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "1")
-    settings_at_load.cache_clear()
     instance = runner.open_instance()  # a later command with another setting sets it again
     try:
         assert instance.event_log_storage.get_concurrency_info("partitions").slot_count == 1
     finally:
         instance.dispose()
-        settings_at_load.cache_clear()  # the next test reads its own environment

@@ -271,3 +271,30 @@ def test_the_warehouse_and_dbt_bound_duckdb_s_memory(tmp_path):
     assert limit.endswith("GiB") and float(limit.split()[0]) <= 3.0, limit
     profile = yaml.safe_load((REPO_ROOT / "dbt_project" / "profiles.yml").read_text())
     assert profile["workbank"]["outputs"]["local"]["settings"]["memory_limit"] == warehouse.MEMORY_LIMIT
+
+
+def test_the_resolved_settings_have_their_resources_fields():
+    """Settings and LLMSettings are spelled out for type checkers; each has exactly its resource's
+    fields (LLMSettings all but the key, with the resource's defaults), in the resource's order."""
+    import dataclasses
+    import typing
+    from pathlib import Path
+
+    from workbank_dagster.labeling.chat_model import ChatModelResource, LLMSettings
+    from workbank_dagster.settings import PipelineSettings, Settings
+
+    resolved = typing.get_type_hints(Settings)
+    assert list(resolved) == list(PipelineSettings.model_fields)
+    for name, field in PipelineSettings.model_fields.items():
+        kind = resolved[name]
+        if kind in (Path, Path | None):
+            assert field.annotation is str, name  # a path is given as text and resolved
+        elif name == "sensitivity_thresholds":
+            assert (field.annotation, kind) == (list[int], tuple[int, ...])
+        else:
+            assert kind == field.annotation, name
+    llm = {f.name: f for f in dataclasses.fields(LLMSettings)}
+    hints = typing.get_type_hints(LLMSettings)
+    assert list(llm) == [name for name in ChatModelResource.model_fields if name != "api_key"]
+    for name, field in llm.items():
+        assert (hints[name], field.default) == (ChatModelResource.model_fields[name].annotation, ChatModelResource.model_fields[name].default), name

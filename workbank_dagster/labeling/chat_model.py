@@ -1,13 +1,13 @@
 """The chat model behind the LLM judge: one class, `ChatModelResource` (resource key `chat_model`),
 declares every setting once, with its default and meaning. `LLMSettings`, what the judge's pure code
-takes (llm_judge.py), is made from its fields, as `Settings` is made from `PipelineSettings`."""
+takes (llm_judge.py), spells out its fields but the key, with their defaults, as `Settings` spells out
+`PipelineSettings`' (a test keeps each equal to its resource)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import field as dataclass_field
-from dataclasses import make_dataclass
+from dataclasses import dataclass
 from typing import ClassVar
 
 import dagster as dg
@@ -69,8 +69,28 @@ class ChatModelResource(dg.ConfigurableResource):
         return from_environment(cls, environ, chat_model_variable, api_key=key)
 
 
-class LLMSettingsViews:
-    """What `LLMSettings` derives from its values (a base class, so that `LLMSettings` lists no field)."""
+@dataclass(frozen=True)
+class LLMSettings:
+    """ChatModelResource's settings but the key (`ChatModelResource.llm_settings()`): what the judge's
+    pure code takes, with the resource's defaults (`LLMSettings(model="m")`); their meanings are the
+    resource's. Spelled out so that a type checker reads it (tests/pipeline/test_settings_and_warehouse.py
+    checks that it has the resource's fields but the key, with its defaults)."""
+
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    max_attempts: int = 5
+    batch_control_attempts: int = 5
+    backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    concurrency: int = 4
+    failure_budget: int = 20
+    spend_cap_usd: float = 5.0
+    input_usd_per_mtok: float = 0.15
+    output_usd_per_mtok: float = 0.60
+    batch_discount: float = 0.5
+    max_labels: int = 3
 
     def cost(self, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float:
         usd = (prompt_tokens * self.input_usd_per_mtok + completion_tokens * self.output_usd_per_mtok) / 1e6
@@ -79,12 +99,3 @@ class LLMSettingsViews:
 
 # Every setting of the resource but the key (the judge is given that apart, and never logs it).
 SETTING_NAMES = tuple(name for name in ChatModelResource.model_fields if name != "api_key")
-# ChatModelResource's settings as the judge takes them: a frozen dataclass with its fields, in its
-# order, and its defaults (`LLMSettings(model="m")` for the rest as the resource has them).
-LLMSettings = make_dataclass(
-    "LLMSettings",
-    [(name, ChatModelResource.model_fields[name].annotation, dataclass_field(default=ChatModelResource.model_fields[name].default)) for name in SETTING_NAMES],
-    bases=(LLMSettingsViews,),
-    namespace={"__module__": __name__, "__doc__": "ChatModelResource's settings but the key (`ChatModelResource.llm_settings()`)."},
-    frozen=True,
-)
