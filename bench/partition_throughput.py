@@ -42,6 +42,7 @@ from run import commit, machine, private_sources, run_env  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 from workbank_dagster.settings import default_source_dir  # noqa: E402
+from workbank_dagster.sources.benchmarks import slug_files  # noqa: E402
 
 DEFAULT_BENCHMARKS = ("legalbench", "tau-bench", "gdpval", "aider-polyglot")  # 162 to 225 prompts each
 PARTITION_STEPS = {"raw__benchmark_prompts", "raw__benchmark_results", "embedded_judge_labels"}
@@ -192,7 +193,7 @@ def main() -> int:
     prompts = runs["1"][0]["prompts"]
     ratio = medians["1"] / medians["2"]
     partitions_dir = args.run_dir / "data" / "partitions"
-    run_prompts = sum(1 for slug in (source / "benchmarks").glob("*.jsonl") for _ in slug.open())
+    run_prompts = sum(1 for path in slug_files(source / "benchmarks", ".jsonl").values() for _ in path.open())
     file_bytes = sum(p.stat().st_size for p in partitions_dir.rglob("*.parquet") if p.parent.name != "_shared")
     bench = json.loads((REPO / "bench" / "results.json").read_text())
     result = {

@@ -94,7 +94,7 @@ def main() -> None:
     tasks = read_task_statements(source_path(TASK_STATEMENTS, settings))
     task_texts = tasks["task"].tolist()
     occupation = tasks["onet_soc_code"].to_numpy(dtype=str)
-    prompts = sample_prompts([b.prompts.path() for _, b in sorted(benchmark_set(settings)[0].items())], args.per_benchmark)
+    prompts = sample_prompts([b.prompts.path() for _, b in sorted(benchmark_set(settings).items())], args.per_benchmark)
     folder = packaged_model_dir()
     fp32 = exported_model(folder, MODEL_NAME)
     vectors, seconds = {}, {}

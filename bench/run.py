@@ -124,7 +124,7 @@ from workbank_dagster.labeling.prior import training_texts
 from workbank_dagster.labeling.text import chunk_text, is_mostly_cjk, role_phrase
 from workbank_dagster.labeling.titles import title_rows
 from workbank_dagster.sources import onet
-from workbank_dagster.sources.benchmarks import benchmark_files, read_benchmark_prompts
+from workbank_dagster.sources.benchmarks import read_benchmark_prompts, slug_files
 source = Path({source!r})
 tasks = onet.read_task_statements(source / onet.TASK_STATEMENTS)
 occupations = onet.read_occupations(source / onet.OCCUPATIONS)
@@ -140,11 +140,11 @@ prior = training_texts(
 texts = list(tasks["task"]) + titles + list(prior["text"])
 # The user audits' free-text tasks, which analysis/user_audit matches (and so embeds) in `make run`.
 from workbank_dagster.audits.tables import read_audit
-for path in sorted(Path({audits!r}).glob("*.csv")):
+for path in slug_files(Path({audits!r}), ".csv").values():
     free = read_audit(path)
     for task in free.loc[free["task_id"].isna(), "input_task"]:
         texts.extend(chunk_text(task))
-for path in benchmark_files(source / "benchmarks").values():
+for path in slug_files(source / "benchmarks", ".jsonl").values():
     for prompt in read_benchmark_prompts(path)["prompt"]:
         if not is_mostly_cjk(prompt):
             texts.extend(chunk_text(prompt))

@@ -23,6 +23,10 @@ Two jobs split the pipeline where its storage splits (#18):
   `benchmark_partitions` run is still queued or running (two backfills at once give one warehouse
   run after both, not one per partition).
 - `audit_files_sensor` does the same for `audits/<slug>.csv` and the `audits` partitions.
+- A file either sensor lists whose name is not a safe slug (sources/benchmarks.slug_files, the one
+  listing `make run` uses too) fails the tick with that error, naming the file and the rule: the
+  daemon records a failed tick and goes on, the UI shows the error, and the cursor stays where it
+  was, so once the file is renamed (or moved away) the next tick acts on everything that changed.
 - `weekly_refresh` rebuilds every benchmark and everything downstream, as one run.
 """
 
@@ -32,7 +36,7 @@ import json
 import dagster as dg
 
 from .audits.assets import audit_files
-from .common import SLUG_PATTERN, text_sha256
+from .common import text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
 from .sources.benchmark_set import benchmark_set
@@ -88,23 +92,21 @@ llm_labeling_job = dg.define_asset_job(
 )
 
 
-def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]]:
+def benchmark_file_hashes(settings: Settings) -> dict[str, str]:
     """Hash per slug (prompts file + results file if any + its instruction text if any; a pinned
-    file not fetched yet counts by its pinned hash, so nothing is downloaded here), and the names
-    that are not safe slugs. An instructions file that cannot be read adds nothing: the partition
-    run that reads it fails and says why."""
+    file not fetched yet counts by its pinned hash, so nothing is downloaded here). A file whose
+    name is not a safe slug raises (benchmark_set). An instructions file that cannot be read adds
+    nothing: the partition run that reads it fails and says why."""
     try:
         told = {slug: text_sha256(found.text) for slug, found in read_instructions(settings.benchmark_instructions).items()}
     except SourceFormatError:
         told = {}
-    found, refused = benchmark_set(settings)
-    prints = {
+    return {
         slug: benchmark.prompts.fingerprint
         + (":" + benchmark.results.fingerprint if benchmark.results is not None and benchmark.results.fingerprint != "missing" else "")
         + (":instruction:" + told[slug] if slug in told else "")
-        for slug, benchmark in sorted(found.items())
+        for slug, benchmark in sorted(benchmark_set(settings).items())
     }
-    return prints, refused
 
 
 @dg.sensor(
@@ -115,7 +117,7 @@ def benchmark_file_hashes(settings: Settings) -> tuple[dict[str, str], list[str]
 )
 def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_settings: PipelineSettings) -> dg.SensorResult:
     previous: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    current, refused = benchmark_file_hashes(pipeline_settings.resolve())
+    current = benchmark_file_hashes(pipeline_settings.resolve())
     existing = context.instance.get_dynamic_partitions(benchmarks_partitions.name)
     if context.cursor:
         changed = sorted(slug for slug, digest in current.items() if previous.get(slug) != digest)
@@ -135,8 +137,6 @@ def benchmark_files_sensor(context: dg.SensorEvaluationContext, pipeline_setting
         requests.append(
             dg.RunRequest(run_key=f"removed:{','.join(removed)}:{len(current)}", job_name=warehouse_job.name, tags={"workbank/trigger": "benchmark_removed"})
         )
-    for name in refused:
-        context.log.warning(f"ignored {name}: not a safe benchmark slug ({SLUG_PATTERN.pattern})")
     return dg.SensorResult(
         run_requests=requests,
         dynamic_partitions_requests=partition_requests(benchmarks_partitions, existing, current),

@@ -132,14 +132,12 @@ def sync_dynamic_partitions(instance, name: str, keys) -> tuple[list[str], list[
 
 
 def sync_partitions(instance) -> tuple[list[str], list[str]]:
-    """Add a partition per benchmark file and drop partitions whose file is gone."""
+    """Add a partition per benchmark file and drop partitions whose file is gone; a file whose name
+    is not a safe slug raises, naming it (sources/benchmarks.slug_files), before any partition changes."""
     from .automation import benchmark_file_hashes
     from .partitions import benchmarks_partitions
 
-    current, refused = benchmark_file_hashes(settings_at_load().resolve())
-    for name in refused:
-        print(f"warning: ignored {name}: not a safe benchmark slug", file=sys.stderr)
-    return sync_dynamic_partitions(instance, benchmarks_partitions.name, current)
+    return sync_dynamic_partitions(instance, benchmarks_partitions.name, benchmark_file_hashes(settings_at_load().resolve()))
 
 
 def partition_range_tags(keys: list[str], trigger: str) -> dict[str, str]:
@@ -270,7 +268,7 @@ def fetch_sources() -> int:
         print(f"the source folder {settings.source_dir} is read as given (WORKBANK_SOURCE_DIR): nothing to fetch")
         return 0
     resolver = Resolver.of(settings)
-    found, _ = benchmark_set(settings)
+    found = benchmark_set(settings)
     wanted = [(u.target, lambda u=u: resolver.path(u)) for u in UPSTREAMS]
     for benchmark in found.values():
         wanted += [(f.name, f.path) for f in (benchmark.prompts, benchmark.results) if f is not None]

@@ -21,6 +21,7 @@ from workbank_dagster.resources import Warehouse
 from workbank_dagster.settings import EMBEDDED_LABELER, PipelineSettings
 from workbank_dagster.sources.assets import file_assets, raw_assets
 from workbank_dagster.sources.benchmark_assets import benchmark_prompts, benchmark_results
+from workbank_dagster.sources.validate import SourceFormatError
 
 SMALL = ("cybench", "finance-agent", "paperbench")
 
@@ -263,9 +264,13 @@ def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     # Nothing changed: nothing requested.
     third = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=second.cursor))
     assert third.run_requests == []
-    # A removed file deletes its partition; an unsafe file name is ignored, not added.
+    # A file whose name is not a safe slug fails the tick, naming it; nothing is acted on meanwhile.
     (small_env["sources"] / "benchmarks" / "finance-agent.jsonl").unlink()
     (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").write_text("{}\n")
+    with pytest.raises(SourceFormatError, match="Bad Name.jsonl: unsafe benchmark slug"):
+        benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
+    # Moved away: the removed file deletes its partition.
+    (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").unlink()
     fourth = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
     deletes = [req for req in fourth.dynamic_partitions_requests if isinstance(req, dg.DeleteDynamicPartitionsRequest)]
     assert deletes and deletes[0].partition_keys == ["finance-agent"]

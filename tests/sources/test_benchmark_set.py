@@ -82,8 +82,8 @@ def test_the_default_set_is_the_catalog_and_fetches_nothing_until_a_file_is_read
 
     monkeypatch.setattr(fetch, "default_source_dir", lambda: None)  # a clone alone
     settings = PipelineSettings(data_dir=str(tmp_path / "data")).resolve()
-    found, refused = bs.benchmark_set(settings)
-    assert refused == [] and len(found) == 24
+    found = bs.benchmark_set(settings)
+    assert len(found) == 24
     assert found["cybench"].prompts.path() == REPO_ROOT / "benchmarks" / "prompts" / "cybench.jsonl"
     assert found["gdpval"].prompts.fingerprint == bs.read_catalog()[("gdpval", "prompts")].sha256
     assert found["gdpval"].full_name.startswith("GDPval") and "not stated" in found["gdpval"].licence
@@ -99,7 +99,6 @@ def test_a_source_folder_is_read_as_given_and_your_own_folder_adds_to_either(tmp
     (folder / "results").mkdir()
     shutil.copy(source_dir / "benchmarks" / "cybench.jsonl", folder / "benchmarks")
     shutil.copy(source_dir / "results" / "cybench.csv", folder / "results")
-    (folder / "benchmarks" / "Bad Name.jsonl").write_text("{}\n")
     (folder / "benchmarks" / "SOURCES.md").write_text("## cybench\n- **Full name:** Cybench as given.\n- **License:** Apache-2.0.\n")
     own = tmp_path / "own"
     own.mkdir()
@@ -108,20 +107,20 @@ def test_a_source_folder_is_read_as_given_and_your_own_folder_adds_to_either(tmp
     (own / "cybench.jsonl").write_text(json.dumps({"benchmark": "cybench", "prompt_id": "x", "prompt": "Mine now."}) + "\n")
 
     settings = PipelineSettings(source_dir=str(folder), data_dir=str(tmp_path / "data")).resolve()
-    found, refused = bs.benchmark_set(settings)
-    assert sorted(found) == ["cybench"] and refused == ["Bad Name.jsonl"]
+    found = bs.benchmark_set(settings)
+    assert sorted(found) == ["cybench"]
     assert found["cybench"].prompts.path() == folder / "benchmarks" / "cybench.jsonl"
     assert found["cybench"].results.name == "results/cybench.csv" and found["cybench"].full_name == "Cybench as given."
 
     settings = PipelineSettings(source_dir=str(folder), benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
-    found, _ = bs.benchmark_set(settings)
+    found = bs.benchmark_set(settings)
     assert sorted(found) == ["cybench", "mine"]
     assert found["mine"].prompts.name == "benchmarks/mine.jsonl" and found["mine"].results.path() == own / "mine.csv"
     assert found["cybench"].prompts.path() == own / "cybench.jsonl"  # yours replaces the one of the same name
     assert found["mine"].licence == "no entry in SOURCES.md: licence unknown"
 
     settings = PipelineSettings(benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
-    assert len(bs.benchmark_set(settings)[0]) == 25  # the catalog's 24 (cybench replaced) and yours
+    assert len(bs.benchmark_set(settings)) == 25  # the catalog's 24 (cybench replaced) and yours
 
 
 def test_folder_attribution_reads_sources_md_sections(tmp_path):

@@ -11,8 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from workbank_dagster.common import SLUG_PATTERN
 from workbank_dagster.sources import bls, exposure, onet, timeshare, workbank
-from workbank_dagster.sources.benchmarks import benchmark_files, check_slug, read_benchmark_prompts, read_benchmark_results
+from workbank_dagster.sources.benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results, slug_files
 from workbank_dagster.sources.registry import SOURCES, SOURCES_BY_TABLE
 from workbank_dagster.sources.validate import SourceFormatError
 
@@ -181,7 +182,7 @@ def test_time_shares_sum_to_seven_hours(source_dir):
 
 
 def test_benchmarks_total_7702_prompts(source_dir):
-    files = benchmark_files(source_dir / "benchmarks")
+    files = slug_files(source_dir / "benchmarks", ".jsonl")
     assert len(files) == 24
     total = sum(len(read_benchmark_prompts(path)) for path in files.values())
     assert total == 7_702
@@ -575,8 +576,7 @@ def test_bad_benchmark_unsafe_slug(tmp_path):
     path.write_text(_line("a", "x", slug="Bad Name;drop") + "\n")
     _expect(lambda: read_benchmark_prompts(path), "unsafe benchmark slug")
     _expect(lambda: check_slug("../etc", "partition"), "unsafe benchmark slug")
-    with pytest.raises(SourceFormatError):
-        benchmark_files(tmp_path)
+    _expect(lambda: slug_files(tmp_path, ".jsonl"), "Bad Name;drop.jsonl", "unsafe benchmark slug", SLUG_PATTERN.pattern)
 
 
 def test_bad_benchmark_empty_file(tmp_path):

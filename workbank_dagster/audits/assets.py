@@ -7,21 +7,20 @@ import pandas as pd
 
 from .. import warehouse
 from ..code_version import versioned_asset
-from ..common import SLUG_PATTERN, file_sha256, table_metadata, warehouse_step
+from ..common import file_sha256, table_metadata, warehouse_step
 from ..fingerprint import content_version
 from ..labeling.matching import LabelingRuntime, match_texts
 from ..partitions import audits_partitions
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
-from ..sources.benchmarks import check_slug
+from ..sources.benchmarks import check_slug, slug_files
 from .tables import audit_table, read_audit
 
 
 def audit_files(folder: Path) -> dict[str, str]:
-    """Hash per audit slug: audits/<slug>.csv."""
-    if not folder.is_dir():
-        return {}
-    return {p.stem: file_sha256(p) for p in sorted(folder.glob("*.csv")) if SLUG_PATTERN.match(p.stem)}
+    """Hash per audit slug: audits/<slug>.csv; a file whose name is not a safe slug raises, naming it
+    (sources/benchmarks.slug_files, the rule of the benchmark files)."""
+    return {slug: file_sha256(path) for slug, path in slug_files(folder, ".csv").items()}
 
 
 def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtime: LabelingRuntime, settings: Settings) -> pd.DataFrame:

@@ -147,7 +147,7 @@ def partitioned_source(table: str, description: str):
                     "Every malformed line is rejected with its file and line.")
 def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
-    found, _ = benchmark_set(settings)
+    found = benchmark_set(settings)
     written, combined, metadata = _write_partitions(
         context, settings.partition_files, PROMPTS_TABLE, lambda key: found[key].prompts if key in found else None, parse_prompts,
         "prompts_by_benchmark",
@@ -164,7 +164,7 @@ def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: Pipe
                     "extra columns as JSON. A benchmark without published results has no rows.")
 def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
-    found, _ = benchmark_set(settings)
+    found = benchmark_set(settings)
     _, combined, metadata = _write_partitions(
         context, settings.partition_files, RESULTS_TABLE, lambda key: found[key].results if key in found else None, parse_results,
         "rows_by_benchmark",

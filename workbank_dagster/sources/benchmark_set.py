@@ -41,6 +41,7 @@ import pandas as pd
 
 from ..common import SLUG_PATTERN, file_sha256
 from ..settings import REPO_ROOT, Settings
+from .benchmarks import slug_files
 from .fetch import GITHUB, PYPI, Recipe, Resolver
 from .recipes import CONVERTERS
 from .validate import SourceFormatError
@@ -193,40 +194,31 @@ def _catalog_file(entry: CatalogEntry, resolver: Resolver) -> BenchmarkFile:
     )
 
 
-def _folder_benchmarks(prompts_dir: Path, results_of: Callable[[str], Path], sources_md: Path) -> tuple[dict[str, Benchmark], list[str]]:
-    """The `<slug>.jsonl` files of a folder, each with its results file if there is one."""
-    found: dict[str, Benchmark] = {}
-    refused: list[str] = []
-    if not prompts_dir.is_dir():
-        return found, refused
-    paths = {}
-    for path in sorted(prompts_dir.glob("*.jsonl")):
-        if SLUG_PATTERN.match(path.stem):
-            paths[path.stem] = path
-        else:
-            refused.append(path.name)
+def _folder_benchmarks(prompts_dir: Path, results_dir: Path, sources_md: Path) -> dict[str, Benchmark]:
+    """The `<slug>.jsonl` files of a folder, each with its `<slug>.csv` results file of
+    `results_dir` if there is one (benchmarks.slug_files: a file whose name is not a safe slug,
+    of either kind, is an error naming it)."""
+    paths = slug_files(prompts_dir, ".jsonl")
+    results = slug_files(results_dir, ".csv")
     attribution = folder_attribution(sources_md, sorted(paths)).set_index("benchmark")
-    for slug, path in paths.items():
-        results = results_of(slug)
-        found[slug] = Benchmark(
+    return {
+        slug: Benchmark(
             slug,
             _file(f"benchmarks/{slug}.jsonl", path),
-            _file(f"results/{slug}.csv", results) if results.is_file() else None,
+            _file(f"results/{slug}.csv", results[slug]) if slug in results else None,
             attribution.loc[slug, "full_name"],
             attribution.loc[slug, "licence"],
         )
-    return found, refused
+        for slug, path in paths.items()
+    }
 
 
-def benchmark_set(settings: Settings) -> tuple[dict[str, Benchmark], list[str]]:
-    """The run's benchmarks by slug (see the module docstring), and the file names refused as
-    unsafe slugs. Nothing is downloaded here: a fetched file is fetched by `BenchmarkFile.path`."""
-    refused: list[str] = []
+def benchmark_set(settings: Settings) -> dict[str, Benchmark]:
+    """The run's benchmarks by slug (see the module docstring). A file of a folder whose name is not
+    a safe slug stops it with an error naming the file (benchmarks.slug_files). Nothing is
+    downloaded here: a fetched file is fetched by `BenchmarkFile.path`."""
     if settings.source_dir is not None:
-        found, refused = _folder_benchmarks(
-            settings.source_dir / "benchmarks", lambda slug: settings.source_dir / "results" / f"{slug}.csv",
-            settings.source_dir / "benchmarks" / "SOURCES.md",
-        )
+        found = _folder_benchmarks(settings.source_dir / "benchmarks", settings.source_dir / "results", settings.source_dir / "benchmarks" / "SOURCES.md")
     else:
         resolver = Resolver.of(settings)
         catalog = read_catalog()
@@ -238,10 +230,8 @@ def benchmark_set(settings: Settings) -> tuple[dict[str, Benchmark], list[str]]:
                     slug, _catalog_file(entry, resolver), _catalog_file(results, resolver) if results else None, entry.full_name, entry.licence
                 )
     if settings.benchmarks_dir is not None:
-        own, more = _folder_benchmarks(settings.benchmarks_dir, lambda slug: settings.benchmarks_dir / f"{slug}.csv", settings.benchmarks_dir / "SOURCES.md")
-        found.update(own)
-        refused += more
-    return found, refused
+        found.update(_folder_benchmarks(settings.benchmarks_dir, settings.benchmarks_dir, settings.benchmarks_dir / "SOURCES.md"))
+    return found
 
 
 def _field(section: str, name: str) -> str | None:

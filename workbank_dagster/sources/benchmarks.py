@@ -32,14 +32,14 @@ def check_slug(slug: str, where: Path | str) -> str:
     return slug
 
 
-def benchmark_files(directory: Path) -> dict[str, Path]:
-    """`<slug>.jsonl` files of a directory by slug; a file whose name is not a safe slug is refused."""
-    if not directory.is_dir():
+def slug_files(folder: Path, suffix: str) -> dict[str, Path]:
+    """The `<slug><suffix>` files of a folder by slug, sorted (none when the folder does not exist):
+    benchmark prompts (`.jsonl`), results and audits (`.csv`). The one listing of them, with one
+    rule for a bad name: a file whose name is not a safe slug is a SourceFormatError naming the
+    file and the slug rule, never skipped (it would be lost without a word) and never a warning."""
+    if not folder.is_dir():
         return {}
-    out = {}
-    for path in sorted(directory.glob("*.jsonl")):
-        out[check_slug(path.stem, path)] = path
-    return out
+    return {check_slug(path.name[: -len(suffix)], path): path for path in sorted(folder.glob(f"*{suffix}"))}
 
 
 def read_benchmark_prompts(path: Path) -> pd.DataFrame:

@@ -111,7 +111,7 @@ def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
 def benchmark_catalog(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     current = list(context.instance.get_dynamic_partitions(benchmarks_partitions.name))
     settings = pipeline_settings.resolve()
-    attribution = benchmark_attribution(benchmark_set(settings)[0], sorted(current))
+    attribution = benchmark_attribution(benchmark_set(settings), sorted(current))
     deleted = prune_removed(settings.partition_files, current)
     with warehouse_db.connect() as con:
         table = catalog(settings.partition_files, current).merge(attribution, on="benchmark", how="left")
