@@ -46,10 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     log_to_stderr()
     from . import runner
+    from .sources.validate import SourceFormatError
 
     try:
         return command(args)
-    except runner.InstanceUnreachable as exc:
+    except (runner.InstanceUnreachable, SourceFormatError) as exc:  # a bad input file outside a run: its name, line, rule
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

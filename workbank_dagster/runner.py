@@ -169,13 +169,18 @@ def get_audits_job():
     return defs.resolve_job_def("user_audits")
 
 
-def run_audits(instance) -> bool:
-    """Sync the `audits` partitions with the audits folder and materialize them all in one run."""
-    import dagster as dg
-
+def sync_audits(instance) -> tuple[list[str], list[str]]:
+    """Sync the `audits` partitions with the audits folder; a file whose name is not a safe slug
+    raises, naming it (sources/benchmarks.slug_files), before any partition changes."""
     from .audits.assets import audit_files
 
-    sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
+    return sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
+
+
+def run_audits(instance) -> bool:
+    """Materialize every `audits` partition (sync_audits made them) in one run."""
+    import dagster as dg
+
     keys = instance.get_dynamic_partitions("audits")
     # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
     result = launch(
@@ -232,6 +237,7 @@ def run_all(full_refresh: bool = False) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = open_instance()
     added, removed = sync_partitions(instance)
+    sync_audits(instance)  # both folders listed before any run: a bad file name stops `make run` here, not after it
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
         print("no benchmark files found", file=sys.stderr)

@@ -15,7 +15,7 @@ import pytest
 from workbank_dagster.audits.assets import audit_files
 from workbank_dagster.automation import audit_files_sensor, benchmark_file_hashes, benchmark_files_sensor
 from workbank_dagster.common import SLUG_PATTERN
-from workbank_dagster.settings import PipelineSettings
+from workbank_dagster.settings import PipelineSettings, settings_at_load
 from workbank_dagster.sources.benchmark_set import benchmark_set
 from workbank_dagster.sources.validate import SourceFormatError
 
@@ -84,3 +84,28 @@ def test_without_the_bad_name_every_caller_lists_the_good_file(tmp_path, caller)
     bad.unlink()
     call(settings)  # no error
 
+
+@pytest.mark.parametrize("make", [_own_prompts, _audit], ids=["a benchmark", "an audit"])
+def test_make_run_stops_before_any_run_with_the_error(tmp_path, monkeypatch, capsys, make):
+    """`cli run` lists both folders before it launches anything: a bad name is one `error:` line
+    naming the file and the rule (exit 2), not a traceback, and not an error after the long run."""
+    from workbank_dagster import cli, runner
+
+    def launch(*args, **kwargs):
+        raise AssertionError("a run was launched")
+
+    monkeypatch.setattr(runner, "launch", launch)  # should the listing let the file through, no pipeline runs here
+    settings, bad = make(tmp_path)
+    monkeypatch.chdir(tmp_path)  # cli.main moves to the repository; the fixture moves back
+    monkeypatch.delenv("WORKBANK_SOURCE_DIR", raising=False)  # the pinned sources: listed, nothing fetched
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
+    monkeypatch.setenv("WORKBANK_DATA_DIR", settings.data_dir)
+    for name in ("benchmarks_dir", "audits_dir"):
+        monkeypatch.setenv(f"WORKBANK_{name.upper()}", getattr(settings, name))
+    settings_at_load.cache_clear()  # each CLI command is a process of its own, which reads the environment once
+    try:
+        assert cli.main(["run"]) == 2
+    finally:
+        settings_at_load.cache_clear()  # the next test reads its own environment
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"error: {bad}: ") and SLUG_PATTERN.pattern in error
