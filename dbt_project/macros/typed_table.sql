@@ -1,21 +1,40 @@
 {#-
   One judge's table of one kind (labels, judgements), its columns cast to their types: the judge's
-  per-benchmark files (benchmark_table, by_benchmark.sql). The source() call in the staging model
-  registers lineage at parse time; at run time a judge that has never run (the LLM judge without a
-  key) has no file, and the result is then empty with the same columns, instead of failing the build.
+  per-benchmark files (benchmark_table, by_benchmark.sql), with the columns its source declares
+  (source_columns). The source() call in the staging model registers lineage at parse time; at run
+  time a judge that has never run (the LLM judge without a key) has no file, and the result is then
+  empty with the same columns, instead of failing the build.
 -#}
-{% macro judge_columns(kind) %}
-{%- if kind == 'labels' -%}
-{{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('task_id', 'integer'), ('rank', 'integer'),
-           ('score', 'double precision'), ('labeler', 'varchar'), ('prompt_hash', 'varchar')]) }}
-{%- else -%}
-{{ return([('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('labeler', 'varchar'), ('prompt_hash', 'varchar'),
-           ('status', 'varchar'), ('reason', 'varchar'), ('n_labels', 'integer'), ('confidence', 'double precision')]) }}
-{%- endif -%}
+{% macro judge_table(relation) %}
+{{- benchmark_table(relation, source_columns(relation)) -}}
 {% endmacro %}
 
-{% macro judge_table(relation, kind) %}
-{{- benchmark_table(relation, judge_columns(kind)) -}}
+{#-
+  The columns a source table declares (models/staging/__sources.yml: each column's name and
+  data_type), in their order, as (name, SQL type) pairs: for a table written outside dbt whose
+  declaration the writer reads too (labeling/label_tables.py reads the judge tables'). dbt fills
+  `graph` only at run time; while it parses, no SQL runs and this is empty. A source table that
+  declares no column, or a column without a type, is an error, not an empty select.
+-#}
+{% macro source_columns(relation) %}
+{%- set columns = [] -%}
+{%- if execute -%}
+    {%- set found = graph.sources.values() | selectattr('schema', 'equalto', relation.schema)
+                    | selectattr('identifier', 'equalto', relation.identifier) | list -%}
+    {%- if found | length != 1 -%}
+        {{ exceptions.raise_compiler_error("source_columns: " ~ (found | length) ~ " source tables are " ~ relation.schema ~ "." ~ relation.identifier) }}
+    {%- endif -%}
+    {%- for column in found[0].columns.values() -%}
+        {%- if not column.data_type -%}
+            {{ exceptions.raise_compiler_error("source_columns: " ~ relation.identifier ~ "." ~ column.name ~ " declares no data_type") }}
+        {%- endif -%}
+        {%- do columns.append((column.name, column.data_type)) -%}
+    {%- endfor -%}
+    {%- if not columns -%}
+        {{ exceptions.raise_compiler_error("source_columns: " ~ relation.schema ~ "." ~ relation.identifier ~ " declares no columns") }}
+    {%- endif -%}
+{%- endif -%}
+{{ return(columns) }}
 {% endmacro %}
 
 {#-

@@ -264,6 +264,33 @@ def test_texts_are_batched_by_token_count_so_no_batch_is_padded():
     assert same_length_groups([5, 3, 5, 3, 9]) == [[1, 3], [0, 2], [4]]
 
 
+def test_judge_rows_are_written_with_the_columns_dbt_s_sources_declare(tmp_path, monkeypatch):
+    """label_tables reads the judge tables' columns from dbt's labeling source (one declaration, which
+    the staging models cast with: tests/transform/test_judge_tables.py); rows that lack a declared
+    column or carry an undeclared one are refused, and the judges' tables must declare the same."""
+    import yaml
+
+    from workbank_dagster.labeling import label_tables
+
+    assert label_tables.JUDGEMENT_TYPES["n_chunks"] == "integer" and label_tables.LABEL_TYPES["score"] == "double precision"
+    row = {name: 1 for name in label_tables.JUDGEMENT_COLUMNS}
+    typed = label_tables.typed(pd.DataFrame([dict(reversed(row.items()))]), label_tables.JUDGEMENT_TYPES)
+    assert list(typed.columns) == label_tables.JUDGEMENT_COLUMNS and str(typed["confidence"].dtype) == "Float64"
+    with pytest.raises(ValueError, match="not the declared"):
+        label_tables.typed(pd.DataFrame([{**row, "extra": 1}]), label_tables.JUDGEMENT_TYPES)
+    with pytest.raises(ValueError, match="not the declared"):
+        label_tables.typed(pd.DataFrame([{k: v for k, v in row.items() if k != "n_chunks"}]), label_tables.JUDGEMENT_TYPES)
+    sources = yaml.safe_load(label_tables.JUDGE_SOURCES.read_text())
+    (labeling,) = [s for s in sources["sources"] if s["name"] == "labeling"]
+    (llm,) = [t for t in labeling["tables"] if t["name"] == "llm_judgements"]
+    llm["columns"] = llm["columns"][:-1]
+    (tmp_path / "__sources.yml").write_text(yaml.safe_dump(sources))
+    monkeypatch.setattr(label_tables, "JUDGE_SOURCES", tmp_path / "__sources.yml")
+    assert label_tables.declared_columns("labels") == label_tables.LABEL_TYPES
+    with pytest.raises(ValueError, match="must declare the same"):
+        label_tables.declared_columns("judgements")
+
+
 def test_candidate_rows_are_each_candidate_occupation_s_tasks_most_similar_first():
     """label_tables.candidate_rows: per readable prompt, its candidate occupations in the judge's order with
     its probability of each, each one's candidate tasks in similarity order (the pool's nearest tasks

@@ -6,14 +6,52 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import yaml
 
+from ..settings import DBT_PROJECT_DIR
 from .judges import Judgement
 from .prompt_retrieval import Retrieved
 from .retrieval import TaskIndex
 
-LABEL_COLUMNS = ["benchmark", "prompt_id", "task_id", "rank", "score", "labeler", "prompt_hash"]
+# The judge tables' columns are declared once, with their SQL types, as the columns of dbt's sources
+# for them: the staging models cast the files with them (macros/typed_table.sql, judge_table), and
+# the rows below are written with them. The rows are made by name and must carry exactly the declared
+# columns (`typed`), so a renamed, added or dropped column fails here until the code that makes them
+# follows, and that edit moves the writers' code versions (code_version.py reads Python, not YAML);
+# an edit of order or type alone changes nothing dbt builds (it reads the files by name and casts).
+JUDGE_SOURCES = DBT_PROJECT_DIR / "models" / "staging" / "__sources.yml"
+# The pandas type a file's column is written with, by its declared SQL type (strings stay as they are).
+PANDAS_TYPES = {"integer": "Int64", "double precision": "Float64"}
+
+
+def declared_columns(kind: str) -> dict[str, str]:
+    """name -> SQL type of the judge tables of one kind ('labels', 'judgements'), in order, as the
+    labeling source declares them: every judge writes the same columns, so its tables must agree."""
+    (labeling,) = [source for source in yaml.safe_load(JUDGE_SOURCES.read_text(encoding="utf-8"))["sources"] if source["name"] == "labeling"]
+    declared = {
+        table["name"]: {column["name"]: column["data_type"] for column in table.get("columns", [])}
+        for table in labeling["tables"]
+        if table["name"].endswith(f"_{kind}")
+    }
+    (columns, *others) = declared.values()
+    if not columns or any(other != columns for other in others):
+        raise ValueError(f"{JUDGE_SOURCES}: the judges' {kind} tables must declare the same typed columns, found {declared}")
+    return columns
+
+
+def typed(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """`frame`'s declared columns, in their order, with their pandas types: a column it lacks, or one
+    it has that is not declared, is an error (the file would not be what dbt reads)."""
+    if set(frame.columns) != set(columns):
+        raise ValueError(f"columns {sorted(frame.columns)} are not the declared {list(columns)} ({JUDGE_SOURCES})")
+    return frame[list(columns)].astype({name: PANDAS_TYPES[sql] for name, sql in columns.items() if sql in PANDAS_TYPES})
+
+
+LABEL_TYPES = declared_columns("labels")
+JUDGEMENT_TYPES = declared_columns("judgements")
+LABEL_COLUMNS = list(LABEL_TYPES)
 # `confidence` came last (judge v4): tables written before it get the column by migration (label_files.write_partitions).
-JUDGEMENT_COLUMNS = ["benchmark", "prompt_id", "labeler", "prompt_hash", "status", "reason", "n_labels", "n_chunks", "confidence"]
+JUDGEMENT_COLUMNS = list(JUDGEMENT_TYPES)
 # The default judge's candidates, one row per (prompt, candidate occupation, candidate task of it), with
 # the judge's own abstention bars (the same on every row of a labeler): the label-uncertainty band
 # re-draws a prompt's labels from these (analysis/uncertainty.py).
@@ -24,17 +62,7 @@ CANDIDATE_COLUMNS = [
 
 
 def empty_labels() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "benchmark": pd.array([], dtype="string"),
-            "prompt_id": pd.array([], dtype="string"),
-            "task_id": pd.array([], dtype="Int64"),
-            "rank": pd.array([], dtype="Int64"),
-            "score": pd.array([], dtype="Float64"),
-            "labeler": pd.array([], dtype="string"),
-            "prompt_hash": pd.array([], dtype="string"),
-        }
-    )
+    return typed(pd.DataFrame({name: pd.array([], dtype="string") for name in LABEL_COLUMNS}), LABEL_TYPES)
 
 
 def label_rows(
@@ -49,18 +77,20 @@ def label_rows(
     for i, row in enumerate(retrieved.prompts.itertuples(index=False)):
         labels = chosen[i]
         for rank, (task_id, score) in enumerate(labels, start=1):
-            rows.append((row.benchmark, row.prompt_id, task_id, rank, score, labeler, row.prompt_hash))
+            rows.append({"benchmark": row.benchmark, "prompt_id": row.prompt_id, "task_id": task_id, "rank": rank, "score": score,
+                         "labeler": labeler, "prompt_hash": row.prompt_hash})
         if statuses is not None:
             status, reason = statuses[i]
         else:
             status, reason = ("labeled", "") if labels else ("no_match", "no candidate task similar enough")
         confidence = confidences[i] if confidences is not None else None
-        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, status, reason, len(labels), retrieved.chunk_counts[i], confidence))
+        judgements.append({"benchmark": row.benchmark, "prompt_id": row.prompt_id, "labeler": labeler, "prompt_hash": row.prompt_hash,
+                           "status": status, "reason": reason, "n_labels": len(labels), "n_chunks": retrieved.chunk_counts[i], "confidence": confidence})
     for row in retrieved.unreadable.itertuples(index=False):
-        judgements.append((row.benchmark, row.prompt_id, labeler, row.prompt_hash, "unlabeled", row.reason, 0, 0, None))
-    labels = pd.DataFrame(rows, columns=LABEL_COLUMNS) if rows else empty_labels()
-    labels = labels.astype({"task_id": "Int64", "rank": "Int64", "score": "Float64"})
-    judged = pd.DataFrame(judgements, columns=JUDGEMENT_COLUMNS).astype({"n_labels": "Int64", "n_chunks": "Int64", "confidence": "Float64"})
+        judgements.append({"benchmark": row.benchmark, "prompt_id": row.prompt_id, "labeler": labeler, "prompt_hash": row.prompt_hash,
+                           "status": "unlabeled", "reason": row.reason, "n_labels": 0, "n_chunks": 0, "confidence": None})
+    labels = typed(pd.DataFrame(rows), LABEL_TYPES) if rows else empty_labels()
+    judged = typed(pd.DataFrame(judgements) if judgements else pd.DataFrame(columns=JUDGEMENT_COLUMNS), JUDGEMENT_TYPES)
     return labels, judged
 
 

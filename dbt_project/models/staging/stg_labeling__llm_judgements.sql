@@ -5,4 +5,4 @@
 -- every later reader of the warehouse.
 {{ config(materialized='incremental', unique_key='benchmark', incremental_strategy='delete+insert', on_schema_change='fail',
            pre_hook="{{ delete_stale_benchmarks('llm_judgements') }}") }}
-{{ judge_table(source('labeling', 'llm_judgements'), 'judgements') }}
+{{ judge_table(source('labeling', 'llm_judgements')) }}
