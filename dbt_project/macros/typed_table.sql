@@ -1,5 +1,5 @@
 {#-
-  One judge's table of one kind (labels, judgements), its columns cast to their types: the judge's
+  One judge's table of one kind (labels, judgements, the default judge's candidates), its columns cast to their types: the judge's
   per-benchmark files (benchmark_table, by_benchmark.sql), with the columns its source declares
   (source_columns). The source() call in the staging model registers lineage at parse time; at run
   time a judge that has never run (the LLM judge without a key) has no file, and the result is then

@@ -1,10 +1,10 @@
 """The judge tables have one schema: the columns (and types) the judges' Python writes to their files
 are the columns dbt's staging models of them read, every one.
 
-The schema is declared once, as the columns of the labeling source's judge tables
-(dbt_project/models/staging/__sources.yml): labeling/label_tables.py reads it to write the files,
-macros/typed_table.sql (`source_columns`) reads it to type them. Before, each side had its own list,
-and dbt's dropped `n_chunks`, which Python wrote.
+The schema is declared once, as the columns of the labeling source's judge tables and of the
+default judge's candidates (dbt_project/models/staging/__sources.yml): labeling/label_tables.py
+reads it to write the files, macros/typed_table.sql (`source_columns`) to cast them. Before, each
+side had its own list, and dbt's dropped `n_chunks`, which Python wrote.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import duckdb
 import pandas as pd
 
 from workbank_dagster.labeling.label_files import write_partitions
-from workbank_dagster.labeling.label_tables import JUDGEMENT_COLUMNS, JUDGEMENT_TYPES, LABEL_TYPES, label_rows
+from workbank_dagster.labeling.label_tables import CANDIDATE_TYPES, JUDGEMENT_COLUMNS, JUDGEMENT_TYPES, LABEL_TYPES, label_rows
 from workbank_dagster.settings import PipelineSettings
 from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable
 
@@ -27,6 +27,7 @@ STAGING = {  # staging model -> the columns (SQL types) Python writes to the fil
     "stg_labeling__embedded_judgements": JUDGEMENT_TYPES,
     "stg_labeling__llm_labels": LABEL_TYPES,  # the LLM judge never ran: no file, the same columns
     "stg_labeling__llm_judgements": JUDGEMENT_TYPES,
+    "stg_labeling__embedded_candidates": CANDIDATE_TYPES,  # declared the same way (no file here)
 }
 DUCKDB_TYPES = {"varchar": "VARCHAR", "integer": "INTEGER", "double precision": "DOUBLE"}
 

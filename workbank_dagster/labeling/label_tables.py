@@ -54,11 +54,9 @@ LABEL_COLUMNS = list(LABEL_TYPES)
 JUDGEMENT_COLUMNS = list(JUDGEMENT_TYPES)
 # The default judge's candidates, one row per (prompt, candidate occupation, candidate task of it), with
 # the judge's own abstention bars (the same on every row of a labeler): the label-uncertainty band
-# re-draws a prompt's labels from these (analysis/uncertainty.py).
-CANDIDATE_COLUMNS = [
-    "benchmark", "prompt_id", "labeler", "prompt_hash", "occupation_rank", "onet_soc_code", "occupation_probability",
-    "task_rank", "task_id", "similarity", "abstain_below", "min_similarity",
-]
+# re-draws a prompt's labels from these (analysis/uncertainty.py). Declared as the judge tables are.
+CANDIDATE_TYPES = declared_columns("candidates")
+CANDIDATE_COLUMNS = list(CANDIDATE_TYPES)
 
 
 def empty_labels() -> pd.DataFrame:
@@ -111,13 +109,12 @@ def candidate_rows(retrieved: Retrieved, index: TaskIndex, labeler: str, abstain
         for rank, (occupation, probability) in enumerate(zip(candidates.occupations[row], candidates.occupation_probability[row]), start=1):
             code = index.occupation_codes[occupation]
             for task_rank, i in enumerate(np.nonzero(owner == occupation)[0], start=1):  # similarity order: the pool is sorted by it
-                rows.append((prompt.benchmark, prompt.prompt_id, labeler, prompt.prompt_hash, rank, code, float(probability),
-                             task_rank, int(index.task_ids[positions[i]]), float(sims[i]), abstain_below, min_similarity))
-    frame = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
-    types = {"occupation_rank": "Int64", "occupation_probability": "Float64", "task_rank": "Int64", "task_id": "Int64", "similarity": "Float64",
-             "abstain_below": "Float64", "min_similarity": "Float64"}
-    frame = frame.astype(types)
-    for name in ("benchmark", "prompt_id", "labeler", "prompt_hash", "onet_soc_code"):
+                rows.append({"benchmark": prompt.benchmark, "prompt_id": prompt.prompt_id, "labeler": labeler, "prompt_hash": prompt.prompt_hash,
+                             "occupation_rank": rank, "onet_soc_code": code, "occupation_probability": float(probability), "task_rank": task_rank,
+                             "task_id": int(index.task_ids[positions[i]]), "similarity": float(sims[i]), "abstain_below": abstain_below,
+                             "min_similarity": min_similarity})
+    frame = typed(pd.DataFrame(rows) if rows else pd.DataFrame(columns=CANDIDATE_COLUMNS), CANDIDATE_TYPES)
+    for name in (name for name, sql in CANDIDATE_TYPES.items() if sql not in PANDAS_TYPES):  # the strings
         frame[name] = frame[name].astype("string")
     return frame
 

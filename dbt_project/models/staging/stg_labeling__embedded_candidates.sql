@@ -5,8 +5,4 @@
 -- every later reader of the warehouse.
 {{ config(materialized='incremental', unique_key='benchmark', incremental_strategy='delete+insert', on_schema_change='fail',
            pre_hook="{{ delete_stale_benchmarks('embedded_candidates') }}") }}
-{{ benchmark_table(source('labeling', 'embedded_candidates'), [
-    ('benchmark', 'varchar'), ('prompt_id', 'varchar'), ('labeler', 'varchar'), ('prompt_hash', 'varchar'),
-    ('occupation_rank', 'integer'), ('onet_soc_code', 'varchar'), ('occupation_probability', 'double precision'),
-    ('task_rank', 'integer'), ('task_id', 'integer'), ('similarity', 'double precision'),
-    ('abstain_below', 'double precision'), ('min_similarity', 'double precision')]) }}
+{{ judge_table(source('labeling', 'embedded_candidates')) }}
