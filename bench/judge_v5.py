@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4  # noqa: E402
-from workbank_dagster.labeling.retrieval import Narrowing  # noqa: E402
+from workbank_dagster.labeling.narrowing import Narrowing  # noqa: E402
 
 EMBEDDED_LABELER_V5 = "embedded:all-MiniLM-L6-v2:v5"
 

@@ -241,7 +241,7 @@ import scipy.sparse as sp
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4
 from workbank_dagster.labeling.prior import OccupationPrior
 from workbank_dagster.labeling.embeddings import PromptRows
-from workbank_dagster.labeling.retrieval import BenchmarkContext
+from workbank_dagster.labeling.narrowing import BenchmarkContext
 rng = np.random.default_rng(0)
 n_tasks, n_occ, dim, n = 18796, 923, 384, {n}
 def unit(a): return (a / np.linalg.norm(a, axis=1, keepdims=True)).astype(np.float32)

@@ -14,8 +14,9 @@ import pytest
 
 from workbank_dagster.labeling.embeddings import PromptRows
 from workbank_dagster.labeling.judges import EmbeddedJudgeV4, EmbeddedJudgeV6
+from workbank_dagster.labeling.narrowing import BenchmarkContext, Narrowing
 from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training_texts
-from workbank_dagster.labeling.retrieval import BenchmarkContext, Candidates, Narrowing, TaskIndex
+from workbank_dagster.labeling.retrieval import Candidates, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
 from workbank_dagster.labeling.validation import (

@@ -9,8 +9,8 @@ from test_judge_v4 import _tiny_index
 from workbank_dagster.labeling.embeddings import NO_INSTRUCTIONS, EmbeddedInstructions, EmbeddedPrompts
 from workbank_dagster.labeling.evidence import OccupationEvidence
 from workbank_dagster.labeling.judges import EmbeddedJudgeV6, EmbeddedJudgeV7
+from workbank_dagster.labeling.narrowing import InstructionEvidence
 from workbank_dagster.labeling.prompt_retrieval import OccupationKnowledge, instruction_evidence, personal_errands, retrieve_narrowed
-from workbank_dagster.labeling.retrieval import InstructionEvidence
 
 
 def _embedded(index, instructions=NO_INSTRUCTIONS, texts=None, roles=None, benchmarks=None) -> EmbeddedPrompts:

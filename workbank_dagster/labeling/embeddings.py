@@ -3,9 +3,9 @@ vector through the embedding store, the model touched only for texts the store l
 their benchmarks' instructions embedded (`embed_prompts`: EmbeddedPrompts, EmbeddedInstructions), and
 `PromptRows`, what retrieval reads of embedded prompts.
 
-A prompt's vectors go one way: embeddings.py → retrieval.py (the task index scores them) →
-prompt_retrieval.py (their candidates) → label_tables.py (the rows written); none of these imports
-a later one.
+A prompt's vectors go one way: embeddings.py → retrieval.py (the task index scores them, with the
+weights and benchmark evidence of narrowing.py for judges v4 and later) → prompt_retrieval.py (their
+candidates) → label_tables.py (the rows written); none of these imports a later one.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..settings import EMBEDDED_LABELER, EMBEDDED_LABELER_V3, EMBEDDED_LABELER_V4, EMBEDDED_LABELER_V6
 from .evidence import EvidenceWeights
-from .retrieval import Candidates, Narrowing, TaskIndex
+from .narrowing import Narrowing
+from .retrieval import Candidates, TaskIndex
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ class Judgement:
 class EmbeddedJudgeV4:
     """Narrow, then label sparingly.
 
-    Retrieval has ranked occupations family first (retrieval.Narrowing, with the title, technology
+    Retrieval has ranked occupations family first (narrowing.Narrowing, with the title, technology
     and prior evidence of evidence.py and prior.py). The judge takes the best occupation, and the
     second one too when its probability is at least `second_occupation` × the first's (with the
     default 0.02 the second is left out when the first is 50 times as likely, as after a confident

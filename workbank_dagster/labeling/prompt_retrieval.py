@@ -13,8 +13,9 @@ import pandas as pd
 
 from .embeddings import EmbeddedPrompts, Embeddings, PromptRows, embed_prompts
 from .evidence import EvidenceWeights, OccupationEvidence
+from .narrowing import BenchmarkContext, InstructionEvidence, Narrowing
 from .prior import OccupationPrior
-from .retrieval import BenchmarkContext, Candidates, InstructionEvidence, Narrowing, TaskIndex
+from .retrieval import Candidates, TaskIndex
 from .text import personal_errand
 
 

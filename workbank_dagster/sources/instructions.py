@@ -8,7 +8,7 @@ data about the benchmark, kept with its provenance in `benchmarks/instructions.j
 per benchmark, the text verbatim from the benchmark's public repository or package at a pinned
 commit or version), read and checked here, written per benchmark by `raw/benchmark_instructions`
 (one row, or none), and read from there by the judges as benchmark-level evidence
-(labeling/retrieval.py, InstructionEvidence). A benchmark without a record is labeled as before. Nothing here
+(labeling/narrowing.py, InstructionEvidence). A benchmark without a record is labeled as before. Nothing here
 knows any benchmark by name: a record is matched to a benchmark by its slug, like the benchmark's
 own files.
 
