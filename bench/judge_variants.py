@@ -94,7 +94,7 @@ from judge_v5 import EmbeddedJudgeV5  # noqa: E402  (bench/judge_v5.py: measured
 from run import commit  # noqa: E402
 
 from workbank_dagster.analysis.near_duplicates import labels_with_twins  # noqa: E402
-from workbank_dagster.labeling import validation  # noqa: E402
+from workbank_dagster.labeling import validation, yardsticks  # noqa: E402
 from workbank_dagster.labeling.embedder import Embedder  # noqa: E402
 from workbank_dagster.labeling.embedding_store import EmbeddingStore  # noqa: E402
 from workbank_dagster.labeling.embeddings import EmbeddedPrompts, Embeddings, embed_prompts  # noqa: E402
@@ -165,14 +165,14 @@ class Bench:
         occupations = occupations[occupations["onet_soc_code"].isin(set(tasks["onet_soc_code"]))]
         self.tasks = tasks
         self.task_occupation = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
-        self.gold = validation.dev_gold(
-            self.settings.labels_dev_dir, occupations, crosswalk, validation.read_split(REPO / "reference" / "labels_dev_split.csv")
+        self.gold = yardsticks.dev_gold(
+            self.settings.labels_dev_dir, occupations, crosswalk, yardsticks.read_split(REPO / "reference" / "labels_dev_split.csv")
         )
         split_path = REPO / "reference" / "reference_split.csv"
-        reference = validation.read_reference(REPO / "reference" / "reference_labels.jsonl")
-        self.reference = validation.reference_subsets(reference, validation.read_reference_split(split_path), split_path)
-        self.intent = validation.read_intent(self.settings.labels_dev_dir / "benchmark_intent.jsonl")
-        self.intent_split = validation.read_reference_split(REPO / "reference" / "intent_split.csv")
+        reference = yardsticks.read_reference(REPO / "reference" / "reference_labels.jsonl")
+        self.reference = yardsticks.reference_subsets(reference, yardsticks.read_reference_split(split_path), split_path)
+        self.intent = yardsticks.read_intent(self.settings.labels_dev_dir / "benchmark_intent.jsonl")
+        self.intent_split = yardsticks.read_reference_split(REPO / "reference" / "intent_split.csv")
         # Every benchmark: "primary covered" counts prompts over all of them, as the run does.
         self.benchmarks = self.settings.partition_files.partitions("benchmark_prompts")
         self.prompts = partition_prompts(self.settings.partition_files, self.benchmarks)

@@ -290,7 +290,7 @@ def test_the_reference_set_is_the_hash_rule_over_the_run_s_prompts(pipeline_run)
     salted SHA-256 (so not chosen by content), and reference_labels.jsonl labels exactly those."""
     import json
 
-    from workbank_dagster.labeling.validation import reference_sample
+    from workbank_dagster.labeling.yardsticks import reference_sample
     from workbank_dagster.settings import REPO_ROOT
 
     sample = [json.loads(line) for line in (REPO_ROOT / "reference" / "reference_sample.jsonl").read_text().splitlines()]

@@ -8,14 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from workbank_dagster.labeling.validation import (
-    covered_occupations,
-    intent_halves,
-    occupations_with_coverage,
-    read_intent,
-    read_reference_split,
-    score_against_intent,
-)
+from workbank_dagster.labeling.validation import covered_occupations, occupations_with_coverage, score_against_intent
+from workbank_dagster.labeling.yardsticks import intent_halves, read_intent, read_reference_split
 from workbank_dagster.settings import REPO_ROOT
 
 SPLIT = REPO_ROOT / "reference" / "intent_split.csv"

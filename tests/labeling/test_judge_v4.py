@@ -19,17 +19,14 @@ from workbank_dagster.labeling.prior import OccupationPrior, prior_key, training
 from workbank_dagster.labeling.retrieval import Candidates, TaskIndex
 from workbank_dagster.labeling.technology import TechnologyIndex
 from workbank_dagster.labeling.titles import TitleIndex, normalise, title_rows
-from workbank_dagster.labeling.validation import (
+from workbank_dagster.labeling.validation import score_against_dev, score_against_reference, statement_groups, wilson
+from workbank_dagster.labeling.yardsticks import (
     read_reference,
     read_reference_split,
     read_split,
     reference_halves,
     reference_subsets,
-    score_against_dev,
-    score_against_reference,
     split_half,
-    statement_groups,
-    wilson,
 )
 from workbank_dagster.settings import REPO_ROOT
 

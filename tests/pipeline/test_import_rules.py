@@ -87,10 +87,12 @@ def violations(imports: dict[str, set[str]]) -> list[str]:
 # Within labeling, a prompt's vectors go one way (docs/layout.md): each module of a path reaches
 # (imports, directly or through other modules) none that comes after it. The LLM judge's modules
 # likewise: its request and answer, its Batch API, its run loop. The narrowing (its weights, the
-# benchmark's evidence) is what the task index applies, and never reaches it.
+# benchmark's evidence) is what the task index applies, and never reaches it; the yardsticks are
+# what validation scores against, and never reach the scoring.
 ONE_WAY = (
     ("labeling.embeddings", "labeling.retrieval", "labeling.prompt_retrieval", "labeling.label_tables"),
     ("labeling.narrowing", "labeling.retrieval"),
+    ("labeling.yardsticks", "labeling.validation"),
     ("labeling.llm_protocol", "labeling.llm_batch", "labeling.llm_judge"),
 )
 # Asset modules that no module but an entry point imports: what their steps share lives in helper
@@ -155,9 +157,9 @@ def test_the_rules_catch_a_forbidden_import():
 
 
 def test_a_prompt_s_vectors_go_one_way_through_labeling():
-    """embeddings → retrieval → prompt_retrieval → label_tables, narrowing → retrieval, and
-    llm_protocol → llm_batch → llm_judge: no step imports a later one, even through another module;
-    no module but an entry point imports the judges' or O*NET's asset modules."""
+    """embeddings → retrieval → prompt_retrieval → label_tables, narrowing → retrieval, yardsticks →
+    validation, and llm_protocol → llm_batch → llm_judge: no step imports a later one, even through
+    another module; no module but an entry point imports the judges' or O*NET's asset modules."""
     imports = package_imports()
     assert {module for path in ONE_WAY for module in path} | LEAF_ASSET_MODULES <= set(imports)
     assert one_way_violations(imports) == []

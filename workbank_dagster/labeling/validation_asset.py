@@ -15,20 +15,15 @@ from .catalog import CATALOG_TABLE
 from .label_files import JUDGES, LABELING_SCHEMA, judgements_table, labels_table
 from .validation import (
     REFERENCE_LEVELS,
-    dev_gold,
     dev_outcomes,
     occupations_with_coverage,
-    read_intent,
-    read_reference,
-    read_reference_split,
-    read_split,
     reference_outcomes,
-    reference_subsets,
     score_against_dev,
     score_against_intent,
     score_against_reference,
     statement_groups,
 )
+from .yardsticks import dev_gold, read_intent, read_reference, read_reference_split, read_split, reference_subsets
 
 REFERENCE_LABELS = REPO_ROOT / "reference" / "reference_labels.jsonl"
 LABELS_DEV_SPLIT = REPO_ROOT / "reference" / "labels_dev_split.csv"
