@@ -19,7 +19,7 @@ import pandas as pd
 from workbank_dagster.labeling.label_files import write_partitions
 from workbank_dagster.labeling.label_tables import CANDIDATE_TYPES, JUDGEMENT_COLUMNS, JUDGEMENT_TYPES, LABEL_TYPES, label_rows
 from workbank_dagster.settings import PipelineSettings
-from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable
+from workbank_dagster.transform.project import DBT_PROJECT_DIR, dbt_build_args, dbt_executable, profiles_dir_for
 
 LABELER = "embedded:test-model:v0"
 STAGING = {  # staging model -> the columns (SQL types) Python writes to the files it reads
@@ -48,8 +48,8 @@ def test_the_staging_models_read_every_column_the_judges_write(tmp_path):
     write_partitions(settings.partition_files, "embedded", LABELER, ["b"], labels, judgements)
     completed = subprocess.run(
         [dbt_executable(), *dbt_build_args(settings, select=" ".join(STAGING)),
-         "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(DBT_PROJECT_DIR), "--target-path", str(tmp_path / "target")],
-        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", **settings.dbt_env}, capture_output=True, text=True,
+         "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(profiles_dir_for(settings)), "--target-path", str(tmp_path / "target")],
+        cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}, capture_output=True, text=True,
     )
     assert completed.returncode == 0, completed.stdout[-4000:]
     con = duckdb.connect(str(settings.duckdb_path), read_only=True)
