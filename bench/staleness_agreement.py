@@ -22,7 +22,10 @@ builds `small_base_run`), for each change:
 
 WORK_DIR receives the reduced sources, the small run and its copy (several hundred MB at most);
 --cache-dir an embedding cache to share (default WORK_DIR/cache; a warm one saves the O*NET
-embedding). Reads the shared data (WORKBANK_SOURCE_DIR or ../shared/data), never writes it.
+embedding). Reads the shared data (WORKBANK_SOURCE_DIR or ../shared/data), never writes it. Leave
+the checkout alone while it runs: the report's key holds its version stamp (commit and whether
+tracked files changed), so an edit would redraw the report in the next case (the bench stops if
+the stamp moved).
 """
 
 from __future__ import annotations
@@ -60,10 +63,10 @@ CASES = {
 
 
 def build_base(work: Path, cache: Path) -> Path:
-    """The small base run, as the test session's `small_base_run` makes it (once per WORK_DIR)."""
+    """The small base run, as the test session's `small_base_run` makes it, made again each time:
+    the report's key holds the checkout's version stamp (commit, uncommitted changes), so a base
+    made at another commit would have the report drawn again in the first case."""
     base = work / "small_base"
-    if (base / "built").exists():
-        return base
     reduced = work / "reduced_sources"
     shutil.rmtree(reduced, ignore_errors=True)
     build_reduced_sources(SOURCE_DIR, REPO / "audits", reduced)
@@ -159,6 +162,8 @@ def main() -> int:
         "base_s": round(base_s, 1),
         "cases": cases,
     }
+    if commit() != stamp:
+        raise SystemExit(f"the checkout changed while the bench ran ({stamp} -> {commit()}): the report's version stamp moved with it; run again")
     args.output.write_text(json.dumps(result, indent=1, sort_keys=False) + "\n")
     print(f"wrote {args.output}")
     return 0
