@@ -660,7 +660,7 @@ def staleness_agreement_text(figures: dict) -> str:
     for case in figures["cases"]:
         rows.append([
             case["change"],
-            num(len(case["stale_cached"])),
+            _names(case["stale_cached"]),
             num(len(case["worked"])),
             "**yes**" if case["agree"] else "no",
             _names(case["stale_but_kept"]),
@@ -669,13 +669,15 @@ def staleness_agreement_text(figures: dict) -> str:
         ])
     causes = [f"- {case['case']}: {_causes(case)}" for case in figures["cases"] if case["causes"]]
     agreeing = [case["case"] for case in figures["cases"] if case["agree"]]
+    asked = [case["ask_s"] for case in figures["cases"]]
     return (
         f"At {figures['commit']} on {figures['date']}, from a small run ({', '.join(figures['benchmarks'])}), one change after the other; "
         "before each run the `files/*` assets observed and Dagster asked, then `make run`'s command run. Counted over the cached "
         "steps (an asset or asset[partition] that records `recomputed`):\n\n"
-        + _table(["change", "stale per Dagster", "worked", "agree", "stale but kept", "worked but not stale",
+        + _table(["change", "stale per Dagster", "worked (count)", "agree", "stale but kept", "worked but not stale",
                   "with all downstream of the stale: worked but not named / named but kept"], rows)
-        + f"\nThey agree exactly for: {', '.join(agreeing) or 'no change kind'}. Dagster's root causes of what it called stale and the step kept:\n\n"
+        + f"\nThey agree exactly for: {', '.join(agreeing) or 'no change kind'}. Observing and asking took {min(asked):.0f}–{max(asked):.0f} s "
+        "a case (two processes that load the code location). Dagster's root causes of what it called stale and the step kept:\n\n"
         + ("\n".join(causes) + "\n" if causes else "none\n")
     )
 
