@@ -5,7 +5,8 @@ the staleness through the `dagster-graphql` CLI (the fields the UI reads: `stale
 
 `make run` never observes the `files/*` assets (its job selects `AssetSelection.all()`, which
 leaves observable source assets out), so Dagster learns of a changed source file only when
-something observes them: `observe_sources` does, with the environment `make run` runs in.
+something observes them: `observe_sources` does, with the environment `make run` runs in, by the
+CLI (a code location loaded, ~6 s), and `observe_in_process` the same by `dagster.materialize`.
 
 One GraphQL document per question (each `dagster-graphql` call loads the code location, ~15 s):
 every asset's status, and an aliased `assetNodeOrError` per partitioned asset for its partitions
@@ -151,6 +152,25 @@ def observe_sources(env: Mapping[str, str], file_assets: Iterable[str], cwd: Pat
     if completed.returncode != 0:
         raise RuntimeError(f"observing the source files failed: {completed.stderr[-3000:]}{completed.stdout[-3000:]}")
     return completed
+
+
+def observe_in_process(env: Mapping[str, str]) -> None:
+    """Observe every `files/*` asset as `observe_sources` does, in this process (a second, not a
+    code location's start-up): `dagster.materialize` of the observable assets, selected by key,
+    records the same observation events in `env`'s instance (1.13 does not export
+    `dagster.observe`), each file resolved with the settings `env` gives (`PipelineSettings.from_env`)."""
+    import dagster as dg
+
+    from workbank_dagster.settings import PipelineSettings
+    from workbank_dagster.sources.assets import file_assets as observable
+
+    environment = _environment(env)
+    keys = [key for assets in observable for key in assets.keys]
+    with dg.DagsterInstance.from_config(environment["DAGSTER_HOME"]) as instance:
+        result = dg.materialize(observable, instance=instance, selection=keys, resources={"pipeline_settings": PipelineSettings.from_env(environment)})
+        observed = {event.asset_key for event in result.all_events if event.event_type == dg.DagsterEventType.ASSET_OBSERVATION}
+    if not result.success or observed != set(keys):
+        raise RuntimeError(f"observing the source files failed (observed {len(observed)} of {len(keys)})")
 
 
 def query_staleness(env: Mapping[str, str], partitioned: Iterable[str], cwd: Path = REPO_ROOT) -> Staleness:
