@@ -40,6 +40,7 @@ README_KEYS = ("language", "cap", "time_shares", "sizes", "precision", "llm")
 BENCH_FILES = {
     "bench": "results", "coverage": "interval_coverage", "comparison": "warm_comparison", "variants": "judge_variants",
     "postgres": "postgres_overhead", "throughput": "partition_throughput", "band_coverage": "label_band_coverage",
+    "staleness": "staleness_agreement",
 }
 
 REFERENCE_SUBSETS = ("holdout", "tune", "all")
@@ -629,6 +630,58 @@ def partition_throughput_text(figures: dict) -> str:
     )
 
 
+def _names(names: list[str], most: int = 4) -> str:
+    """Asset names, short: partitions gathered under their asset, a schema with more than `most`
+    assets counted (`12 marts/*`)."""
+    by_asset: dict[str, list[str]] = {}
+    for name in names:
+        asset, _, partition = name.partition("[")
+        by_asset.setdefault(asset, []).append(partition.rstrip("]"))
+    by_schema: dict[str, list[str]] = {}
+    for asset, partitions in sorted(by_asset.items()):
+        shown = f"{asset}[{', '.join(p for p in partitions if p)}]" if any(partitions) else asset
+        by_schema.setdefault(asset.split("/")[0], []).append(f"`{shown}`")
+    return ", ".join(", ".join(shown) if len(shown) <= most else f"{len(shown)} `{schema}/*`" for schema, shown in by_schema.items()) or "none"
+
+
+def _causes(case: dict) -> str:
+    """Dagster's root causes of a case's stale-but-kept names, each reason once with the assets it names."""
+    found: dict[str, list[str]] = {}
+    for causes in case["causes"].values():
+        for cause in causes:
+            found.setdefault(f"{cause['category'].lower()}: {cause['reason']}", []).append(cause["asset"])
+    return "; ".join(f"{_names(sorted(set(assets)))} {reason.split(': ', 1)[1]} ({reason.split(':')[0]})" for reason, assets in sorted(found.items()))
+
+
+def staleness_agreement_text(figures: dict) -> str:
+    """bench/staleness_agreement.json (bench/staleness_agreement.py): per change kind, the cached
+    steps Dagster called stale before `make run` against those that then worked."""
+    rows = []
+    for case in figures["cases"]:
+        rows.append([
+            case["change"],
+            _names(case["stale_cached"]),
+            num(len(case["worked"])),
+            "**yes**" if case["agree"] else "no",
+            _names(case["stale_but_kept"]),
+            _names(case["worked_but_not_stale"]),
+            f"{num(len(case['worked_but_not_stale_or_downstream']))} / {num(len(case['stale_and_downstream_but_kept']))}",
+        ])
+    causes = [f"- {case['case']}: {_causes(case)}" for case in figures["cases"] if case["causes"]]
+    agreeing = [case["case"] for case in figures["cases"] if case["agree"]]
+    asked = [case["ask_s"] for case in figures["cases"]]
+    return (
+        f"At {figures['commit']} on {figures['date']}, from a small run ({', '.join(figures['benchmarks'])}), one change after the other; "
+        "before each run the `files/*` assets observed and Dagster asked, then `make run`'s command run. Counted over the cached "
+        "steps (an asset or asset[partition] that records `recomputed`):\n\n"
+        + _table(["change", "stale per Dagster", "worked (count)", "agree", "stale but kept", "worked but not stale",
+                  "with all downstream of the stale: worked but not named / named but kept"], rows)
+        + f"\nThey agree exactly for: {', '.join(agreeing) or 'no change kind'}. Observing and asking took {min(asked):.0f}–{max(asked):.0f} s "
+        "a case (two processes that load the code location). Dagster's root causes of what it called stale and the step kept:\n\n"
+        + ("\n".join(causes) + "\n" if causes else "none\n")
+    )
+
+
 # The bars of issue #42 at a million prompts, judged from bench/results.json's `warehouse_growth`.
 GROWTH_BARS = (
     ("add_one_s", "add one benchmark ≤ 60 s", lambda v: v <= 60),
@@ -784,6 +837,7 @@ def sections(
     postgres: dict | None = None,
     throughput: dict | None = None,
     band_coverage: dict | None = None,
+    staleness: dict | None = None,
     *,
     configurables: list[tuple[str, type, Callable[[str], str]]],
 ) -> dict[str, str]:
@@ -819,6 +873,8 @@ def sections(
         rendered["partition_throughput"] = partition_throughput_text(throughput)
     if band_coverage is not None:
         rendered["label_band"] = band_text(run, band_coverage)
+    if staleness is not None:
+        rendered["staleness_agreement"] = staleness_agreement_text(staleness)
     if bench is not None and bench.get("warehouse_growth"):
         rendered["warehouse_growth"] = warehouse_growth_text(bench)
     return rendered

@@ -19,6 +19,13 @@ starts from a copy of the session's small run and changes, one run at a time:
 - a comment in settings.py and an edit of the LLM judge's prompt: nothing (the embedded judge never
   reads the prompt; a comment is no code).
 
+Before every run the source files are observed (`make run` does not observe them), and before the
+last two runs Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
+which assets and partitions it calls stale: for the code edit it names exactly the assets whose
+code version moved (the page, redrawn for its stamp, it cannot see), for the comment and the prompt
+nothing, as the steps decide. Where the two disagree (a benchmark file, a setting, what lies below
+a changed file) docs/pipeline.md says why (bench/staleness_agreement.py measures every change kind).
+
 A step counts as a dependant by the asset graph of the definitions; a step is one asset definition
 (one `dbt build` writes every model). A dependant whose inputs did not change may keep its outputs (the data dictionary reads column types, not rows); what may never
 happen is a step that is not a dependant working again, or the changed step keeping its outputs.
@@ -28,12 +35,16 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
 from code_versions import asset_code_versions
 from conftest import copy_small_run, run_pipeline
+from dagster_staleness import Staleness, observe_in_process, partitioned_assets, query_staleness
 
 from workbank_dagster.fingerprint import RECOMPUTED_METADATA
 from workbank_dagster.settings import REPO_ROOT
@@ -73,9 +84,19 @@ class Runs:
     def __init__(self, root: Path, env: dict[str, str]):
         self.root, self.env = root, env
         self.keys = list(_definitions().resolve_asset_graph().get_all_asset_keys())
+        self.partitioned = partitioned_assets(_definitions())
 
-    def run(self, *, cwd: Path | None = None, **env: str) -> tuple[set[str], set[str]]:
-        """Run once; the cached steps (`asset` or `asset[partition]`) that worked and that kept."""
+    def ask(self, *, cwd: Path | None = None, **env: str) -> Staleness:
+        """What Dagster calls stale now, every asset and partition, by one GraphQL query on the code
+        location of `cwd` (the repository by default), the source files observed first."""
+        observe_in_process({**self.env, **env})
+        return query_staleness({**self.env, **env}, self.partitioned, cwd or REPO_ROOT)
+
+    def run(self, *, cwd: Path | None = None, observe: bool = True, **env: str) -> tuple[set[str], set[str]]:
+        """Run once, the source files observed first (`observe`; `ask` observes itself); the cached
+        steps (`asset` or `asset[partition]`) that worked and that kept."""
+        if observe:  # as a run driven by Dagster's staleness would: a changed file is then known to Dagster before its load
+            observe_in_process({**self.env, **env})
         with dg.DagsterInstance.from_config(str(self.root / "dagster_home")) as instance:
             cursor = instance.event_log_storage.get_maximum_record_id() or 0
         completed = run_pipeline({**self.env, **env}, cwd=cwd)
@@ -194,13 +215,20 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]}
     assert moved and {name.split("/")[0] for name in moved} == {"analysis"}, sorted(moved)
     stamped = json.loads((root / "data" / "outputs" / "headline.json").read_text())["version"]
-    worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))
+    in_copy = {"WORKBANK_CLUSTER_LEVEL": "minor", "PYTHONPATH": str(copy)}
+    _prepare(copy, {**env, **in_copy})
+    staleness = runs.ask(cwd=copy, **in_copy)
+    worked, kept = runs.run(cwd=copy, observe=False, **in_copy)
     copy_stamp = json.loads((root / "data" / "outputs" / "headline.json").read_text())["version"]
     assert "commit" not in copy_stamp  # the copy is not a git checkout: no commit, rather than its parent's
     restamped = {"report/html_report"} if copy_stamp != stamped else set()
     assert worked == moved | restamped, sorted(worked ^ (moved | restamped))
     # The analysis tables came out the same: the page is drawn again only to show the copy's version.
     assert ("report/html_report" in kept) == (not restamped)
+    # Dagster, asked before the run, called stale exactly the assets whose code version moved, which
+    # worked; the page's version stamp is no version Dagster sees (docs/pipeline.md).
+    assert staleness.stale == moved, (sorted(staleness.stale ^ moved), staleness.causes)
+    assert all(cause["category"] == "CODE" for name in moved for cause in staleness.causes[name]), staleness.causes
 
     # A comment in settings.py, which every step reads, and an edit of the LLM judge's prompt, which
     # the embedded judge (the one `make run` labels with) never reads: no version of `make run`'s
@@ -210,9 +238,22 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     _edit(package / "labeling" / "llm_protocol.py", "You map AI benchmark prompts", "You, an analyst, map AI benchmark prompts")
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
     assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)
-    worked, kept = runs.run(cwd=copy, WORKBANK_CLUSTER_LEVEL="minor", PYTHONPATH=str(copy))
+    staleness = runs.ask(cwd=copy, **in_copy)
+    worked, kept = runs.run(cwd=copy, observe=False, **in_copy)
     assert worked == set(), sorted(worked)
     assert {"labeling/embedded_labels[cybench]", "report/html_report", "analysis/workbank_task_zones"} <= kept
+    # Dagster agrees: nothing is stale. The LLM labels' version moved, but `make run` never
+    # materializes them: their partitions are missing, not stale.
+    assert staleness.stale == set(), (sorted(staleness.stale), staleness.causes)
+    assert {"labeling/llm_labels[cybench]", "labeling/llm_judgements[cybench]"} <= staleness.missing
+
+
+def _prepare(copy: Path, env: dict[str, str]) -> None:
+    """The copy's dbt manifest (`cli prepare`), which its code location reads when GraphQL loads it
+    (a run prepares its own; the copy leaves `target/` out)."""
+    completed = subprocess.run([sys.executable, "-m", "workbank_dagster.cli", "prepare"], cwd=copy, env={**os.environ, **env},
+                               capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
 
 
 def _edit(path: Path, old: str, new: str) -> None:
