@@ -9,7 +9,7 @@ tests/scenarios/test_staleness.py and with its changes (its helpers apply them):
 builds `small_base_run`), for each change:
 
 1. apply it;
-2. observe the `files/*` source assets (`make run` does not) and ask Dagster, by one GraphQL query,
+2. observe the `files/*` source assets (as `make run`'s first step will) and ask Dagster, by one GraphQL query,
    the stale status and root causes of every asset and partition (tests/support/dagster_staleness.py);
 3. run `make run`'s command and read which cached steps worked and which kept their outputs;
 4. record: stale per Dagster, worked per the steps, stale-but-kept, worked-but-not-stale, Dagster's
@@ -118,7 +118,7 @@ def main() -> int:
         observe_sources(case_env, files, cwd)
         staleness = query_staleness(case_env, partitioned, cwd)
         asked = time.perf_counter()
-        worked, kept = runs.run(cwd=None if cwd == REPO else cwd, observe=False, **extra)  # observed above, by the CLI
+        worked, kept = runs.run(cwd=None if cwd == REPO else cwd, **extra)
         record = {"case": name, "change": CASES[name], **compare(staleness, worked, kept, children),
                   "ask_s": round(asked - at, 1), "run_s": round(time.perf_counter() - asked, 1)}
         cases.append(record)

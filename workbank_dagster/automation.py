@@ -39,6 +39,7 @@ from .audits.assets import audit_files
 from .common import text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
+from .sources.assets import file_assets
 from .sources.benchmark_set import benchmark_set
 from .sources.instructions import read_instructions
 from .sources.validate import SourceFormatError
@@ -81,8 +82,11 @@ warehouse_job = dg.define_asset_job(
 all_assets_job = dg.define_asset_job(
     "all_assets",
     config=IN_PROCESS,
-    selection=dg.AssetSelection.all() - LLM_ASSETS - AUDIT_ASSETS,
-    description="Everything but the LLM judge and user audits: sources, embedded labels, dbt, analysis, report.",
+    # The reference files are observed (files/*, named: all() leaves observable sources out) before
+    # they are loaded, so the raw tables record the file versions Dagster saw and show fresh until a
+    # file changes.
+    selection=(dg.AssetSelection.all() | dg.AssetSelection.assets(*file_assets)) - LLM_ASSETS - AUDIT_ASSETS,
+    description="Everything but the LLM judge and user audits: the reference files observed, sources, embedded labels, dbt, analysis, report.",
 )
 llm_labeling_job = dg.define_asset_job(
     "llm_labeling",

@@ -19,9 +19,9 @@ starts from a copy of the session's small run and changes, one run at a time:
 - a comment in settings.py and an edit of the LLM judge's prompt: nothing (the embedded judge never
   reads the prompt; a comment is no code).
 
-Before every run the source files are observed (`make run` does not observe them), and before the
-last two runs Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
-which assets and partitions it calls stale: for the code edit it names exactly the assets whose
+Every run observes the source files before it loads them (`make run`'s job includes the
+`files/*` observations), and before the first run and the last two Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
+which assets and partitions it calls stale: with nothing changed, nothing; for the code edit it names exactly the assets whose
 code version moved (the page, redrawn for its stamp, it cannot see), for the comment and the prompt
 nothing, as the steps decide. Where the two disagree (a benchmark file, a setting, what lies below
 a changed file) docs/pipeline.md says why (bench/staleness_agreement.py measures every change kind).
@@ -92,11 +92,9 @@ class Runs:
         observe_in_process({**self.env, **env})
         return query_staleness({**self.env, **env}, self.partitioned, cwd or REPO_ROOT)
 
-    def run(self, *, cwd: Path | None = None, observe: bool = True, **env: str) -> tuple[set[str], set[str]]:
-        """Run once, the source files observed first (`observe`; `ask` observes itself); the cached
-        steps (`asset` or `asset[partition]`) that worked and that kept."""
-        if observe:  # as a run driven by Dagster's staleness would: a changed file is then known to Dagster before its load
-            observe_in_process({**self.env, **env})
+    def run(self, *, cwd: Path | None = None, **env: str) -> tuple[set[str], set[str]]:
+        """Run once (its job observes the source files before it loads them); the cached steps
+        (`asset` or `asset[partition]`) that worked and that kept."""
         with dg.DagsterInstance.from_config(str(self.root / "dagster_home")) as instance:
             cursor = instance.event_log_storage.get_maximum_record_id() or 0
         completed = run_pipeline({**self.env, **env}, cwd=cwd)
@@ -172,9 +170,12 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     sources, env = copy_small_run(small_base_run, root, session_cache)
     runs = Runs(root, env)
 
-    # Nothing changed: every cached step keeps what it made.
+    # Nothing changed: every cached step keeps what it made, and Dagster calls nothing stale (the
+    # small run observed the files before loading them, so their versions are the ones it loaded).
+    staleness = runs.ask()
     worked, kept = runs.run()
     assert worked == set(), sorted(worked)
+    assert staleness.stale == set(), (sorted(staleness.stale), staleness.causes)
     assert {"raw/onet_occupations", "raw/benchmark_prompts[cybench]", "labeling/occupation_prior", "labeling/embedded_labels[cybench]",
             "report/html_report", "report/data_dictionary", "analysis/coverage_logit_ratio"} <= kept
 
@@ -218,7 +219,7 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     in_copy = {"WORKBANK_CLUSTER_LEVEL": "minor", "PYTHONPATH": str(copy)}
     _prepare(copy, {**env, **in_copy})
     staleness = runs.ask(cwd=copy, **in_copy)
-    worked, kept = runs.run(cwd=copy, observe=False, **in_copy)
+    worked, kept = runs.run(cwd=copy, **in_copy)
     copy_stamp = json.loads((root / "data" / "outputs" / "headline.json").read_text())["version"]
     assert "commit" not in copy_stamp  # the copy is not a git checkout: no commit, rather than its parent's
     restamped = {"report/html_report"} if copy_stamp != stamped else set()
@@ -239,7 +240,7 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
     assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)
     staleness = runs.ask(cwd=copy, **in_copy)
-    worked, kept = runs.run(cwd=copy, observe=False, **in_copy)
+    worked, kept = runs.run(cwd=copy, **in_copy)
     assert worked == set(), sorted(worked)
     assert {"labeling/embedded_labels[cybench]", "report/html_report", "analysis/workbank_task_zones"} <= kept
     # Dagster agrees: nothing is stale. The LLM labels' version moved, but `make run` never

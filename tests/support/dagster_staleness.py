@@ -3,10 +3,11 @@ through `dagster asset materialize` (an observable source asset's run records an
 the staleness through the `dagster-graphql` CLI (the fields the UI reads: `staleStatus`,
 `staleCauses`, and per partition `staleStatusByPartition`, `staleCausesByPartition`).
 
-`make run` never observes the `files/*` assets (its job selects `AssetSelection.all()`, which
-leaves observable source assets out), so Dagster learns of a changed source file only when
-something observes them: `observe_sources` does, with the environment `make run` runs in, by the
-CLI (a code location loaded, ~6 s), and `observe_in_process` the same by `dagster.materialize`.
+`make run` observes the `files/*` assets as its first step (job `all_assets` names them:
+`AssetSelection.all()` leaves observable source assets out), so a changed source file is known to
+Dagster once a run has started; to ask before one, observe first: `observe_sources` does, with the
+environment `make run` runs in, by the CLI (a code location loaded, ~6 s), and
+`observe_in_process` the same by `dagster.materialize`.
 
 One GraphQL document per question (each `dagster-graphql` call loads the code location, ~15 s):
 every asset's status, and an aliased `assetNodeOrError` per partitioned asset for its partitions
