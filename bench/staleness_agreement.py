@@ -53,7 +53,7 @@ from test_staleness import ANALYSIS_ONLY_MODULE, OEWS, Runs, _double_employment,
 
 # The change kinds, in the order they are applied (each on top of the ones before, as in the test).
 CASES = {
-    "nothing": "nothing changed (the first observation of the source files since the small run)",
+    "nothing": "nothing changed (a run after the small run, which observed the files)",
     "prompts": "one benchmark's prompts file (cybench loses its last line)",
     "oews": "the OEWS employment file (one occupation's employment doubled)",
     "setting": "a setting only the analysis reads (WORKBANK_CLUSTER_LEVEL=minor)",
