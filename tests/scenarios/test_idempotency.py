@@ -50,13 +50,24 @@ def _run(args, env, name):
     return completed
 
 
-def _selected_assets() -> set[str]:
+def _selected_assets(*, observed: bool = False) -> set[str]:
+    """The assets the jobs materialize, or (`observed`) the source files they observe (files/*)."""
     from workbank_dagster.definitions import defs
 
     keys = set()
     for job in JOBS:
-        keys |= {"/".join(key.path) for key in defs.resolve_job_def(job).asset_layer.selected_asset_keys}
+        keys |= {"/".join(key.path) for key in defs.resolve_job_def(job).asset_layer.selected_asset_keys
+                 if defs.resolve_assets_def(key).is_observable == observed}
     return keys
+
+
+def _observed(home, keys) -> list[str]:
+    """The `keys` observed at least once (an observation of a source file, its SHA-256 the data version)."""
+    instance = dg.DagsterInstance.from_config(str(home))
+    try:
+        return sorted(key for key in keys if instance.fetch_observations(dg.AssetKey(key.split("/")), limit=1).records)
+    finally:
+        instance.dispose()
 
 
 def _materialization_runs(home, keys) -> dict[str, set[str]]:
@@ -151,6 +162,8 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     # Every asset was materialized, and each one that writes a table has its table.
     runs = _materialization_runs(home, selected)
     assert [key for key, ids in runs.items() if not ids] == [], "assets never materialized"
+    observed = _selected_assets(observed=True)  # make run observes the source files before it loads them
+    assert observed and _observed(home, observed) == sorted(observed), "source files never observed"
     tables = snap.warehouse_tables(data_dir / "warehouse.duckdb")
     expected = {key.replace("/", ".", 1) for key in selected if key.split("/")[0] in WAREHOUSE_SCHEMAS and key not in NOT_TABLES | PARTITION_FILES}
     assert sorted(expected - set(tables)) == [], "assets without their table"
