@@ -149,3 +149,16 @@ def test_the_bootstrap_draws_a_run_of_equal_benchmarks_in_one_call_as_it_drew_th
 
     for groups in (ranges, shuffled, mixed):
         assert bootstrap_share(incidence, hours, groups, 3, replicates=30, rng=np.random.default_rng(5))["shares"].tolist() == one_call_per_group(groups)
+
+
+def test_packed_pairs_are_equal_exactly_for_equal_pairs_and_refuse_what_they_cannot_pack():
+    from workbank_dagster.analysis.keys import packed_pairs
+
+    a, b = (np.array([0, 1, 1, 3]), np.array([5, 0, 5, 2])), (np.array([1, 3, 0]), np.array([5, 2, 7]))
+    left, right = packed_pairs(a, b)  # one radix for both: (1, 5) and (3, 2) meet across them, (0, 7) meets nothing
+    assert list(pd.Index(left).get_indexer(right)) == [2, 3, -1]
+    assert len(set(left)) == 4
+    assert packed_pairs((np.array([0, -1]), np.array([1, 2]))) is None  # a negative
+    assert packed_pairs((np.array(["x"]), np.array([1]))) is None  # not integers
+    assert packed_pairs((np.array([2**61]), np.array([3]))) is None  # 2**61 * 4 overflows the bound
+    assert [len(p) for p in packed_pairs((np.zeros(0, np.int64), np.zeros(0, np.int64)), a)] == [0, 4]

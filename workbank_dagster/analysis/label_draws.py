@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import sparse
 
 from .calibration import Calibration, _expit, _logit
+from .keys import packed_pairs
 
 BAND_LEVEL = 0.95
 
@@ -128,14 +129,11 @@ def _rows_of(table: pd.DataFrame, frame: pd.DataFrame, key: list[str]) -> np.nda
     none does: what an inner merge on `key` pairs, in `frame`'s order. Integer keys (the step's
     codes) are looked up as one integer: at a million prompts the merge of 3.9 M candidates on two
     columns took 0.8 s, this 0.3."""
-    columns = [table[c].to_numpy() for c in key] + [frame[c].to_numpy() for c in key]
-    if len(table) and len(frame) and all(np.issubdtype(c.dtype, np.integer) for c in columns):
-        lows = [int(c.min()) for c in columns]
-        radix = max(int(columns[1].max()), int(columns[3].max())) + 1
-        if min(lows) >= 0 and max(int(columns[0].max()), int(columns[2].max())) < (2**62) // radix:
-            known = pd.Index(columns[0].astype(np.int64) * radix + columns[1])
-            return known.get_indexer(columns[2].astype(np.int64) * radix + columns[3])
-    return pd.MultiIndex.from_arrays(columns[:2]).get_indexer(pd.MultiIndex.from_arrays(columns[2:]))
+    known, wanted = [table[c].to_numpy() for c in key], [frame[c].to_numpy() for c in key]
+    packed = packed_pairs(tuple(known), tuple(wanted))
+    if packed is not None:
+        return pd.Index(packed[0]).get_indexer(packed[1])
+    return pd.MultiIndex.from_arrays(known).get_indexer(pd.MultiIndex.from_arrays(wanted))
 
 
 def _first_per_group(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

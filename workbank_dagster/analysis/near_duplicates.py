@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .coverage import prompts_per_task
+from .keys import packed_pairs
 
 MODES = ("separate", "together", "by_evidence")
 
@@ -104,11 +105,9 @@ def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.D
 def _prompt_codes(labels: pd.DataFrame) -> np.ndarray:
     """Each row's prompt, numbered 0, 1, … (equal for equal (benchmark, prompt_id)); integer codes
     (the step's) are taken as one integer first."""
-    benchmark, prompt = labels["benchmark"].to_numpy(), labels["prompt_id"].to_numpy()
-    if all(np.issubdtype(c.dtype, np.integer) for c in (benchmark, prompt)) and min(benchmark.min(), prompt.min()) >= 0:
-        radix = int(prompt.max()) + 1
-        if int(benchmark.max()) < (2**62) // radix:
-            return pd.factorize(benchmark.astype(np.int64) * radix + prompt)[0].astype(np.int64)
+    packed = packed_pairs((labels["benchmark"].to_numpy(), labels["prompt_id"].to_numpy()))
+    if packed is not None:
+        return pd.factorize(packed[0])[0].astype(np.int64)
     return labels.groupby(["benchmark", "prompt_id"], sort=False, dropna=False).ngroup().to_numpy(dtype=np.int64)
 
 
