@@ -111,3 +111,62 @@ def test_relative_and_absolute_imports_are_followed():
     assert cv.module_path("pandas") is None
     # sources/catalog.py: `from .. import warehouse`, then `warehouse.table_exists(...)`
     assert any(name.startswith("workbank_dagster.warehouse:") for name in cv.reached(("workbank_dagster.sources.catalog", "benchmark_catalog")))
+
+
+def test_a_setting_moves_the_versions_of_the_assets_that_read_it_and_no_other():
+    from code_versions import asset_targets
+
+    from workbank_dagster.settings import PipelineSettings
+
+    defs = _definitions()
+    targets = asset_targets(defs)
+    read = {name: set(cv.settings_read(*t)) for name, t in targets.items()}
+    defaults = asset_code_versions(defs, settings=PipelineSettings())
+    assert defaults == asset_code_versions(defs)  # this process runs at the defaults (paths aside)
+    # The clustering level of the standard errors: the regressions and what reports them, which
+    # read it, and nothing that labels.
+    minor = asset_code_versions(defs, settings=PipelineSettings(cluster_level="minor"))
+    moved = {name for name in defaults if minor[name] != defaults[name]}
+    assert moved == {name for name, fields in read.items() if "cluster_level" in fields}
+    assert {"analysis/coverage_logit_ratio", "analysis/importance_logit", "analysis/ratios_by_threshold", "report/html_report"} <= moved
+    assert {name.split("/")[0] for name in moved} == {"analysis", "report"}, sorted(moved)
+    assert "report/data_dictionary" not in moved and "report/headline" not in moved
+    assert "setting:cluster_level" in cv.reached(REGRESSION) and "setting:cluster_level" not in cv.reached(EMBEDDED)
+    # A setting the judges read moves the labels and not the regressions.
+    judge = asset_code_versions(defs, settings=PipelineSettings(candidates_nearest=11))
+    moved = {name for name in defaults if judge[name] != defaults[name]}
+    assert {"labeling/embedded_labels", "labeling/embedded_judgements", "report/html_report"} <= moved
+    assert "analysis/coverage_logit_ratio" not in moved and "analysis/ratios_by_threshold" not in moved
+    # A value equal to the default is the default: the version moves with what is computed.
+    assert asset_code_versions(defs, settings=PipelineSettings(cluster_level="major")) == defaults
+    # Every asset whose version covers a setting reaches PipelineSettings, whose text holds the
+    # defaults (a setting at its default adds nothing to the version).
+    assert all("workbank_dagster.settings:PipelineSettings" in cv.reached(*targets[name]) for name, fields in read.items() if fields)
+
+
+def test_where_files_live_moves_no_version(tmp_path):
+    from workbank_dagster.settings import PipelineSettings
+
+    defs = _definitions()
+    defaults = asset_code_versions(defs, settings=PipelineSettings())
+    elsewhere = PipelineSettings(
+        source_dir=str(tmp_path), benchmarks_dir=str(tmp_path), data_dir=str(tmp_path / "data"), duckdb_path=str(tmp_path / "w.duckdb"),
+        partitions_dir=str(tmp_path / "p"), cache_dir=str(tmp_path / "c"), judgement_cache_path=str(tmp_path / "j.sqlite"),
+        output_dir=str(tmp_path / "o"), download_dir=str(tmp_path / "d"), audits_dir=str(tmp_path / "a"),
+        benchmark_instructions=str(tmp_path / "i.jsonl"), upstream_base="http://127.0.0.1:9", pypi_base="http://127.0.0.1:9",
+    )
+    assert asset_code_versions(defs, settings=elsewhere) == defaults
+    assert not {"data_dir", "duckdb_path", "cache_dir", "output_dir", "upstream_base"} & set(cv.method_settings())
+
+
+def test_settings_are_read_through_dbt_vars_and_describe_but_not_a_judge_s_describe():
+    data_dictionary_asset, html_report = (("workbank_dagster.report.assets", name) for name in ("data_dictionary_asset", "html_report"))
+    # data_dictionary keys dbt's docs on `settings.dbt_vars`: the dbt variables, not the regressions'.
+    dictionary = set(cv.settings_read(data_dictionary_asset))
+    assert {"coverage_threshold", "employment_split", "hours_per_year"} <= dictionary and "cluster_level" not in dictionary
+    # The page shows `settings.describe()`: every setting that is the method.
+    assert set(cv.settings_read(html_report)) == cv.method_settings()
+    # The embedded judges call their own `describe()`: it reads the judges' settings, not the analysis'.
+    embedded = set(cv.settings_read(EMBEDDED))
+    assert {"embedding_model", "candidates_nearest", "min_label_similarity"} <= embedded
+    assert not {"cluster_level", "coverage_threshold", "exposure_rater"} & embedded
