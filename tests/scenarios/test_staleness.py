@@ -10,7 +10,8 @@ starts from a copy of the session's small run and changes, one run at a time:
   what is built from them; no other benchmark's partition;
 - the data of a whole-table source (the OEWS employment file): its raw table and what is built from
   it; no labeling step (the judges never read employment);
-- a setting (the clustering level of the standard errors): analysis steps and the report only;
+- a setting (the clustering level of the standard errors): analysis steps and the report only,
+  exactly the assets whose code version covers the setting (code_version.py: its value at load);
 - the code of one step (a function only the WORKBank audit reaches, run from a copy of the package):
   exactly the assets whose derived code version moved (code_version.py), and nothing else, since
   their outputs come out the same; but for the report page when the copy stamps another version (it
@@ -20,10 +21,11 @@ starts from a copy of the session's small run and changes, one run at a time:
   reads the prompt; a comment is no code).
 
 Every run observes the source files before it loads them (`make run`'s job includes the
-`files/*` observations), and before the first run and the last two Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
-which assets and partitions it calls stale: with nothing changed, nothing; for the code edit it names exactly the assets whose
+`files/*` observations), and before the first run, the setting's and the last two Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
+which assets and partitions it calls stale: with nothing changed, nothing; for the setting exactly
+the assets whose code version covers it, which are the steps that work; for the code edit exactly the assets whose
 code version moved (the page, redrawn for its stamp, it cannot see), for the comment and the prompt
-nothing, as the steps decide. Where the two disagree (a benchmark file, a setting, what lies below
+nothing, as the steps decide. Where the two disagree (a benchmark file, what lies below
 a changed file) docs/pipeline.md says why (bench/staleness_agreement.py measures every change kind).
 
 A step counts as a dependant by the asset graph of the definitions; a step is one asset definition
@@ -47,7 +49,7 @@ from conftest import copy_small_run, run_pipeline
 from dagster_staleness import Staleness, observe_in_process, partitioned_assets, query_staleness
 
 from workbank_dagster.fingerprint import RECOMPUTED_METADATA
-from workbank_dagster.settings import REPO_ROOT
+from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 
 ANALYSIS = "analysis/"
 OEWS = "bls/oews/national_M2024_dl.csv"
@@ -200,11 +202,20 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     assert "raw/oews_national" in worked and not any(name.startswith("labeling/") for name in worked)
     assert any(name.startswith("marts/") for name in worked) and "report/html_report" in worked
 
-    # A setting that only the analysis reads.
+    # A setting that only the analysis reads. The code versions cover the values of the settings
+    # each asset reads (code_version.py), so Dagster, asked before the run, calls stale exactly the
+    # assets that read it, and those are the steps that work.
+    default = asset_code_versions(defs, settings=PipelineSettings())
+    minor = asset_code_versions(defs, settings=PipelineSettings(cluster_level="minor"))
+    moved = {name for name, version in minor.items() if version != default[name]}
+    staleness = runs.ask(WORKBANK_CLUSTER_LEVEL="minor")
     worked, _ = runs.run(WORKBANK_CLUSTER_LEVEL="minor")
     assert worked, "the clustering level changed nothing"
     assert {_asset(name).split("/")[0] for name in worked} <= {"analysis", "report"}, sorted(worked)
     assert "report/html_report" in worked and "report/data_dictionary" not in worked
+    assert staleness.stale == moved, (sorted(staleness.stale ^ moved), staleness.causes)
+    assert all(cause["category"] == "CODE" for name in moved for cause in staleness.causes[name]), staleness.causes
+    assert worked == moved, sorted(worked ^ moved)
 
     # The code of one step, edited in a copy without changing what it returns: a function of
     # analysis/zones.py. Exactly the assets whose derived code version moves (what Dagster calls
