@@ -36,7 +36,8 @@ them, `reached` names them as `setting:<field>`):
   `cache_dir`, ..., the ones `Settings` types as `Path`, as `Settings.describe` leaves them out)
   and the download hosts (`upstream_base`, `pypi_base`: every pinned file is checked against its
   SHA-256, whichever host served it) move no version, so a checkout in another folder, another
-  data folder or a mirror leaves every asset fresh;
+  data folder or a mirror leaves every asset fresh (the page's own key holds `describe()` with the
+  hosts, so a changed host redraws the page while Dagster calls it fresh);
 - a setting at its default adds nothing: the default is in `PipelineSettings`' text, which every
   asset that takes the resource reaches, so at the defaults the versions are the code's alone
   (those of before settings counted), and `WORKBANK_CLUSTER_LEVEL=major` is the same version as
@@ -46,8 +47,9 @@ What this cannot see: a value the launchpad gives one run (the definitions loade
 environment's), and dbt's models, whose versions dagster-dbt derives from their SQL and which read
 the settings through `var()`.
 
-The derivation is static (source files, not live objects), so a decorator can ask for the version
-of the function it is decorating before the module has finished loading.
+The derivation is static (source files, not live objects; only the settings' values are the
+loaded ones), so a decorator can ask for the version of the function it is decorating before the
+module has finished loading.
 """
 
 from __future__ import annotations
