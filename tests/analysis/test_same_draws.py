@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
+from workbank_dagster.analysis import label_draws
 from workbank_dagster.analysis.calibration import IDENTITY, Calibration, _expit, _logit
 from workbank_dagster.analysis.coverage import bootstrap_share
 from workbank_dagster.analysis.label_draws import draw_shares, draws_per_chunk, label_sets
@@ -109,8 +110,12 @@ def test_label_sets_are_those_of_the_merges(coded):
     assert (sets.n_alternatives == 0).any() and (sets.n_alternatives >= 4).any()
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("chunk_bytes", [1, 4096, 2**24])
-def test_the_re_drawing_counts_what_scipy_s_row_selection_counted(chunk_bytes):
+def test_the_re_drawing_counts_what_scipy_s_row_selection_counted(chunk_bytes, threads, monkeypatch):
+    """On one thread or several (each draw counted on whichever), in chunks of any size: the counts of
+    the one-thread code before the speed-ups."""
+    monkeypatch.setattr(label_draws, "DRAW_THREADS", threads)
     labels, judgements, candidates = _judged(300, 4, coded=True)
     sets = label_sets(labels, judgements, candidates, np.arange(70))
     rng = np.random.default_rng(0)
