@@ -66,6 +66,8 @@ from pathlib import Path
 
 import dagster as dg
 
+from .code_version_memo import forget as forget_memos
+from .code_version_memo import memo_for
 from .settings import PipelineSettings, Settings, settings_at_load
 
 PACKAGE = "workbank_dagster"
@@ -263,13 +265,31 @@ def code_version(*targets: Callable | type | Definition, settings: PipelineSetti
     """The targets' code version: a SHA-256 (first 16 hex digits) over each reached definition's
     module, name and canonical text, and over the value of each setting they read that is not at
     its default (`settings`, a PipelineSettings; by default `settings_at_load()`)."""
-    closure = _closure(_root(t) for t in targets)
+    roots = sorted({_root(t) for t in targets})
+    settings = settings_at_load() if settings is None else settings
+    memo, key = memo_for(_cache_dir(settings), PACKAGE_DIR), json.dumps(roots)
+    fields = memo.fields(key)
+    if fields is not None and (found := memo.version(key, json.dumps(_settings_part(fields, settings)))) is not None:
+        return found
+    closure = _closure(roots)
     digest = hashlib.sha256()
     for module, name in closure:
         digest.update(f"{module}:{name}\0{_definition((module, name))[0]}\0".encode())
-    for part in _settings_part({field for definition in closure for field in _settings_read_by(definition)}, settings):
+    fields = sorted({field for definition in closure for field in _settings_read_by(definition)})
+    parts = _settings_part(fields, settings)
+    for part in parts:
         digest.update(f"setting:{part}\0".encode())
-    return digest.hexdigest()[:16]
+    version = digest.hexdigest()[:16]
+    memo.remember(key, fields, json.dumps(parts), version)
+    return version
+
+
+def _cache_dir(settings: PipelineSettings) -> Path | None:
+    """Where the versions derived for this text of the package are kept (code_version_memo.py)."""
+    try:
+        return settings.resolve().cache_dir
+    except Exception:  # settings that do not resolve are reported where they are used, not here
+        return None
 
 
 SETTINGS_MODULE = f"{PACKAGE}.settings"
@@ -397,6 +417,7 @@ def clear_cache() -> None:
     """Forget the parsed modules (a test that edits a source file asks again)."""
     _module.cache_clear()
     _definition.cache_clear()
+    forget_memos()
     _settings_read_by.cache_clear()
     _accessors.cache_clear()
 

@@ -5,6 +5,8 @@ Edits are made in a copy of the package's source (conftest.package_copy), never 
 
 from __future__ import annotations
 
+import json
+
 import dagster as dg
 import pandas as pd
 from code_versions import asset_code_versions
@@ -170,3 +172,47 @@ def test_settings_are_read_through_dbt_vars_and_describe_but_not_a_judge_s_descr
     embedded = set(cv.settings_read(EMBEDDED))
     assert {"embedding_model", "candidates_nearest", "min_label_similarity"} <= embedded
     assert not {"cluster_level", "coverage_threshold", "exposure_rater"} & embedded
+
+
+def test_versions_come_from_the_memo_of_this_text_of_the_package_and_equal_those_derived(tmp_path):
+    """A process derives the versions once for a text of the package and keeps them in the cache
+    folder (code_version_memo.py): read back, they are the derived ones; the memo is what answers
+    (a version planted in it comes back); another text of the package names another memo file."""
+    from workbank_dagster import code_version_memo as memo
+    from workbank_dagster.settings import PipelineSettings
+
+    settings = PipelineSettings(cache_dir=str(tmp_path / "cache"))
+    cv.clear_cache()
+    derived = {target: cv.code_version(target, settings=settings) for target in (EMBEDDED, COVERAGE_SENSITIVITY, REGRESSION)}
+    memo.save_all()
+    (written,) = (tmp_path / "cache" / "code_versions").glob("*.json")
+    assert written.stem == memo.package_digest(cv.PACKAGE_DIR)[:24]
+    cv.clear_cache()
+    assert {target: cv.code_version(target, settings=settings) for target in derived} == derived
+
+    entries = json.loads(written.read_text())
+    key = json.dumps([list(REGRESSION)])
+    assert entries[key]["fields"] and entries[key]["versions"] == {"[]": derived[REGRESSION]}
+    entries[key]["versions"]["[]"] = "planted"
+    written.write_text(json.dumps(entries))
+    cv.clear_cache()
+    assert cv.code_version(REGRESSION, settings=settings) == "planted"
+    # A setting read at another value is another entry, derived (not the planted one).
+    minor = PipelineSettings(cache_dir=str(tmp_path / "cache"), cluster_level="minor")
+    assert cv.code_version(REGRESSION, settings=minor) not in ("planted", derived[REGRESSION])
+    cv.clear_cache()
+
+
+def test_an_edit_of_the_package_names_another_memo(package_copy, tmp_path):
+    from workbank_dagster import code_version_memo as memo
+    from workbank_dagster.settings import PipelineSettings
+
+    settings = PipelineSettings(cache_dir=str(tmp_path / "cache"))
+    before = cv.code_version(COVERAGE_SENSITIVITY, settings=settings)
+    digest = memo.package_digest(cv.PACKAGE_DIR)
+    package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def _unused():\n    return 1\n\n\ndef bootstrap_uncovered_share(")
+    assert memo.package_digest(cv.PACKAGE_DIR) != digest
+    assert cv.code_version(COVERAGE_SENSITIVITY, settings=settings) == before  # a function nothing reaches
+    package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def bootstrap_uncovered_share_(")
+    package_copy("analysis/label_steps.py", "bootstrap_uncovered_share(pairs", "bootstrap_uncovered_share_(pairs")
+    assert cv.code_version(COVERAGE_SENSITIVITY, settings=settings) != before  # a renamed function it calls
