@@ -19,7 +19,8 @@ from browser import chromium, console_errors, missing, wait_for
 from conftest import copy_small_run, run_env, run_pipeline
 from partition_tables import partition_tables
 
-from workbank_dagster.settings import REPO_ROOT
+from workbank_dagster.settings import DBT_PROJECT_DIR, REPO_ROOT, PipelineSettings
+from workbank_dagster.transform.project import build_dir_for, profiles_dir_for
 
 HOSTILE_PROMPT = "Summarise <script>window.__pwned = 1;</script> the memo titled 'Q3'; DROP TABLE raw.benchmark_prompts; -- \"quoted\" & more"
 # cybench is the one small benchmark with published results (results/cybench.csv).
@@ -100,6 +101,15 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     (audits / "second-org.csv").unlink()
     results.write_bytes(original)
     _run(env)
+    # Both runs built the models in this warehouse's own dbt target folder (build_dir_for), so the
+    # second found the partial parse the first wrote: dbt parsed the project in full once, not each
+    # build (a copied warehouse's profile is not the one `prepare` parsed with).
+    settings = PipelineSettings(data_dir=str(root / "data")).resolve()
+    build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings))
+    logs = sorted(build_dir.glob("dbt.log*"), key=lambda path: -int(path.suffix[1:]) if path.suffix[1:].isdigit() else 0)  # dbt.log.2, .1, then dbt.log
+    lines = [line for path in logs for line in path.read_text().splitlines()]
+    parses = [line for line in lines if '"Unable to do partial parsing' in line or '"Partial parsing enabled' in line or '"Nothing changed, skipping partial parsing' in line]
+    assert len(parses) >= 2 and "profile has changed" not in parses[-1], parses
     after, expected = _headline(root), _headline(small_base_run)
     assert after["n_benchmarks"] == expected["n_benchmarks"] == 3
     assert after["n_prompts"] == expected["n_prompts"] == 39 + 50 + 23

@@ -230,6 +230,18 @@ def dbt_for(dbt: DbtCliResource, settings: Settings, warehouse_path: Path | str)
     return type(dbt)(**{**fields, "profiles_dir": str(profiles_dir_for(settings, warehouse_path))})
 
 
+def build_dir_for(profiles_dir: Path | str) -> Path:
+    """The target folder (relative to the dbt project) of the builds with the profiles folder
+    `profiles_dir` (`profiles_dir_for`, `dbt_for`): one per warehouse, kept from build to build.
+    dagster-dbt gives each invocation a new folder and copies the project's
+    `target/partial_parse.msgpack` into it, which was parsed with the profile `prepare` rendered; dbt parses the whole project again whenever the profile
+    differs ("profile has changed": any warehouse but the checkout's own, 2.6 s of each build at
+    a million prompts). In the warehouse's own folder a build finds the msgpack the last build of
+    the same warehouse wrote, and dbt parses only what changed since. Builds of one warehouse run
+    one at a time (pool `warehouse`)."""
+    return Path("target") / f"dbt_models-{Path(profiles_dir).name}"
+
+
 def dbt_build_args(settings: Settings, select: str | None = None, full_refresh: bool = False) -> list[str]:
     """`dbt build` with the pipeline's settings as --vars (tested without running dbt); with
     `full_refresh`, every incremental model is rebuilt from all its input. The dbt unit tests (fixed
