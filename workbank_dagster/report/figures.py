@@ -234,13 +234,21 @@ def importance_figure(importance: pd.DataFrame) -> go.Figure:
     return fig
 
 
+def _escaped(values: pd.Series) -> list[str]:
+    """`esc` of each value, computed once per distinct value."""
+    codes, uniques = pd.factorize(values)
+    escaped = [*(esc(u) for u in uniques), esc(None)]  # a missing value's code, -1, picks the last
+    return [escaped[c] for c in codes]
+
+
 def model_scores_figure(scores: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
-    for benchmark, part in scores.groupby("benchmark", sort=True):
-        labels = [
-            f"<b>{esc(r.title)}</b> · {int(r.n_tasks)} tasks · {int(r.n_prompts)} prompts<br>{esc(r.model)} on {esc(r.benchmark)}"
-            for r in part.itertuples()
-        ]
+    # Every hover text at once, each distinct title, model and benchmark escaped once (row by row: ~0.9 s at 58,700 scores).
+    title, model, benchmark = (_escaped(scores[c]) for c in ("title", "model", "benchmark"))
+    hover = [f"<b>{t}</b> · {int(n)} tasks · {int(p)} prompts<br>{m} on {b}"
+             for t, n, p, m, b in zip(title, scores["n_tasks"], scores["n_prompts"], model, benchmark)]
+    for benchmark, part in scores.assign(_hover=hover).groupby("benchmark", sort=True):
+        labels = part["_hover"].tolist()
         fig.add_trace(
             go.Scatter(
                 x=part["simple_score"],

@@ -5,6 +5,7 @@ report (sections.py) and the README (tools/readme.py) both render them, so the t
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 INTENT_METRICS = ("top1_plausible", "any_plausible", "primary_covered")
@@ -29,11 +30,88 @@ def intent_halves(validation: pd.DataFrame, labeler: str) -> dict[str, str]:
     return dict(zip(mine["benchmark"], mine["subset"]))
 
 
-def by_benchmark(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """benchmark → its rows of `frame`, in the frame's order (none for an empty frame)."""
-    # One groupby instead of comparing every row once per benchmark: with a thousand benchmarks those
-    # filters cost seconds.
-    return dict(tuple(frame.groupby("benchmark", sort=False))) if len(frame) else {}
+def rows_by_benchmark(frame: pd.DataFrame, columns: list[str]) -> dict[str, list[tuple]]:
+    """benchmark → its rows' `columns` as tuples, in the frame's order (none for an empty frame)."""
+    out: dict[str, list[tuple]] = {}
+    if len(frame):
+        # Columns as lists: iterating a pyarrow-backed text column itself costs ~1 µs a value.
+        for benchmark, *values in zip(frame["benchmark"].tolist(), *(frame[c].tolist() for c in columns)):
+            out.setdefault(benchmark, []).append(tuple(values))
+    return out
+
+
+def _kahan(values) -> float:
+    """The sum pandas' Cython group_sum makes of a group (compensated, NaN skipped, in row order)."""
+    total = compensation = 0.0
+    for value in values:
+        if value != value:
+            continue
+        y = value - compensation
+        t = total + y
+        compensation = t - total - y
+        if compensation != compensation:
+            compensation = 0.0
+        total = t
+    return total
+
+
+def _family_sums(ordered: pd.DataFrame) -> pd.DataFrame:
+    """benchmark, family_code, family_title, share_of_labeled: each family's share of each benchmark,
+    to the last bit as `groupby(["family_code", "family_title"]).sum()` over that benchmark's rows
+    alone gave it (one such groupby per benchmark took ~3 s of the report at 1,000 benchmarks).
+
+    That last bit can order two families, and pandas adds a group's values one of two ways: where the
+    benchmark's families come in sorted order down its occupation ranks (its group ids monotonic,
+    285 of the 1,000 synthetic benchmarks), numpy's `add.reduceat` over each run; otherwise its
+    compensated Cython sum, row by row. So do both, each where pandas would have; a benchmark with
+    a missing family or share keeps pandas' own groupby."""
+    keys = ["family_code", "family_title"]
+    missing = ordered[[*keys, "share_of_labeled"]].isna().any(axis=1).groupby(ordered["benchmark"], sort=False).transform("any")
+    odd = ordered[missing]
+    rows = ordered[~missing]
+    same_benchmark = rows["benchmark"].eq(rows["benchmark"].shift())
+    code, title = rows["family_code"], rows["family_title"]
+    before = (code < code.shift()) | ((code == code.shift()) & (title < title.shift()))
+    unsorted = (same_benchmark & before).groupby(rows["benchmark"], sort=False).transform("any")
+    parts = []
+    sorted_rows = rows[~unsorted]
+    if len(sorted_rows):
+        starts = np.flatnonzero(~(sorted_rows[["benchmark", *keys]].eq(sorted_rows[["benchmark", *keys]].shift())).all(axis=1).to_numpy())
+        sums = sorted_rows.iloc[starts][["benchmark", *keys]].reset_index(drop=True)
+        parts.append(sums.assign(share_of_labeled=np.add.reduceat(sorted_rows["share_of_labeled"].to_numpy(), starts)))
+    interleaved = rows[unsorted]
+    if len(interleaved):
+        groups = interleaved.groupby(["benchmark", *keys], sort=False)["share_of_labeled"]
+        parts.append(groups.agg(lambda s: _kahan(s.tolist())).reset_index())
+    for benchmark, mine in odd.groupby("benchmark", sort=False):
+        parts.append(mine.groupby(keys, as_index=False)["share_of_labeled"].sum().assign(benchmark=benchmark))
+    columns = ["benchmark", *keys, "share_of_labeled"]
+    return pd.concat([p[columns] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=columns)
+
+
+def _top_families(landing: pd.DataFrame, most: int) -> dict[str, list[tuple[str, float]]]:
+    """benchmark → its `most` families (title, summed share of labeled prompts), largest first, ties
+    by family code."""
+    sums = _family_sums(landing.sort_values(["benchmark", "occupation_rank"], kind="stable"))
+    # Ties as pandas left them: its groupby sorted the families by code, then title.
+    ranked = sums.sort_values(["benchmark", "share_of_labeled", "family_code", "family_title"], ascending=[True, False, True, True], kind="stable")
+    out: dict[str, list[tuple[str, float]]] = {}
+    for benchmark, title, share in zip(ranked["benchmark"], ranked["family_title"], ranked["share_of_labeled"]):
+        mine = out.setdefault(benchmark, [])
+        if len(mine) < most:
+            mine.append((title.removesuffix(" Occupations"), float(share)))
+    return out
+
+
+def _top_occupations(landing: pd.DataFrame, most: int) -> dict[str, list[tuple[str, float]]]:
+    """benchmark → its `most` occupations by rank (title, share of labeled prompts)."""
+    ordered = landing.sort_values(["benchmark", "occupation_rank"], kind="stable")
+    out: dict[str, list[tuple[str, float]]] = {}
+    for benchmark, title, share in zip(ordered["benchmark"], ordered["occupation_title"], ordered["share_of_labeled"]):
+        mine = out.setdefault(benchmark, [])
+        if len(mine) < most:
+            mine.append((title, float(share)))
+    return out
 
 
 def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.DataFrame, labeler: str, top: int = 3) -> pd.DataFrame:
@@ -42,18 +120,10 @@ def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.Data
     and the intent figures (NaN where the benchmark has none)."""
     intent = intent_figures(validation, labeler)
     halves = intent_halves(validation, labeler)
-    parts = by_benchmark(landing)
+    occupations = _top_occupations(landing, top) if len(landing) else {}
+    families = _top_families(landing, 2) if len(landing) else {}
     rows = []
     for b in index.itertuples(index=False):
-        # Each benchmark's own groupby, as before: the family sums' last bit (which can order two families)
-        # depends on the rows pandas sums together, so one groupby over every benchmark could differ.
-        mine = parts.get(b.benchmark, landing.iloc[0:0]).sort_values("occupation_rank") if len(landing) else landing
-        occupations = [(t, float(s)) for t, s in zip(mine["occupation_title"][:top], mine["share_of_labeled"][:top])] if len(mine) else []
-        families = (
-            mine.groupby(["family_code", "family_title"], as_index=False)["share_of_labeled"].sum().sort_values(["share_of_labeled", "family_code"], ascending=[False, True])
-            if len(mine)
-            else pd.DataFrame(columns=["family_title", "share_of_labeled"])
-        )
         read = int(b.n_prompts) - int(b.n_prompts_unlabeled)
         figures = intent.get(b.benchmark, {})
         rows.append(
@@ -62,8 +132,8 @@ def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.Data
                 "n_prompts": int(b.n_prompts),
                 "n_prompts_labeled": int(b.n_prompts_labeled),
                 "abstained_share": int(b.n_prompts_abstained) / read if read else float("nan"),
-                "top_occupations": occupations,
-                "top_families": [(t.removesuffix(" Occupations"), float(s)) for t, s in zip(families["family_title"][:2], families["share_of_labeled"][:2])],
+                "top_occupations": occupations.get(b.benchmark, []),
+                "top_families": families.get(b.benchmark, []),
                 "intent_half": halves.get(b.benchmark),
                 **{metric: figures.get(metric, float("nan")) for metric in INTENT_METRICS},
             }

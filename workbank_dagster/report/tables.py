@@ -53,16 +53,23 @@ BENCHMARK_SOURCES_SQL = (
 )
 
 # The tasks each benchmark's labels carry (any rank), with its prompts on each and whether the task is
-# covered (over every benchmark): the report's benchmark picker.
+# covered (over every benchmark): the report's benchmark picker. Counted over the labels' two keys
+# before the titles join, and with count(*): (benchmark, prompt_id, task_id) is unique (the mart's
+# unique_combination_of_columns test), so it is count(distinct prompt_id). At a million prompts
+# (2.3M labels) grouping by the joined titles and counting distinct took 1.4-2.4 s; this, ~0.15 s.
 BENCHMARK_TASKS_SQL = """
-select l.benchmark, l.task_id, t.task, o.title as occupation_title, count(distinct l.prompt_id) as n_prompts,
+with per_task as (
+    select benchmark, task_id, count(*) as n_prompts
+    from marts.fct_prompt_task_labels
+    group by benchmark, task_id
+)
+select l.benchmark, l.task_id, t.task, o.title as occupation_title, l.n_prompts,
        c.n_prompts as n_prompts_all, c.covered
-from marts.fct_prompt_task_labels as l
+from per_task as l
 join marts.dim_task as t using (task_id)
 join marts.dim_occupation as o using (onet_soc_code)
 join marts.fct_task_coverage as c using (task_id)
-group by all
-order by l.benchmark, n_prompts desc, l.task_id
+order by l.benchmark, l.n_prompts desc, l.task_id
 """
 
 MODEL_SCORES_SQL = """
