@@ -242,6 +242,15 @@ def bootstrap_share(incidence, hours: np.ndarray, groups: list[np.ndarray], thre
     n_prompts = incidence.shape[0]
     shares = np.empty(replicates)
     runs = _equal_size_runs(groups)
+    # A 0/1 incidence (bootstrap_uncovered_share's) counts in whole numbers, transposed once (tasks x
+    # prompts, read row by row): the same counts as the product of floats (sums of whole numbers,
+    # exact in any order), and at a million prompts 2.6 ms a replicate against 6.3 ms (int32: no
+    # task's count exceeds the draws). Counting in a second thread while this one draws did not pay
+    # on the two shared cores (3.2 s against 3.7 s for the 200 replicates, medians of three).
+    whole, by_task = float, incidence.T
+    if np.isin(incidence.data, (0.0, 1.0)).all():
+        whole = np.int32 if n_prompts < 2**31 else np.int64
+        by_task = incidence.T.tocsr().astype(whole)
     meter = progress("bootstrap of the uncovered work-time share", replicates, "replicates") if progress is not None else None
     for r in range(replicates):
         # The draws of every benchmark, counted once (a count per benchmark was n_prompts long each);
@@ -251,8 +260,8 @@ def bootstrap_share(incidence, hours: np.ndarray, groups: list[np.ndarray], thre
             rng.integers(0, n, size=len(shift)) + shift if members is None else members[rng.integers(0, n, size=len(shift)) + shift]
             for n, members, shift in runs
         ]
-        weights = np.bincount(np.concatenate(drawn) if drawn else np.zeros(0, np.int64), minlength=n_prompts).astype(float)
-        shares[r] = uncovered_share(incidence.T @ weights, hours, threshold)
+        weights = np.bincount(np.concatenate(drawn) if drawn else np.zeros(0, np.int64), minlength=n_prompts).astype(whole)
+        shares[r] = uncovered_share(by_task @ weights, hours, threshold)
         if meter is not None:
             meter.update(1)
     if meter is not None:
