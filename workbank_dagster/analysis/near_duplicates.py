@@ -102,6 +102,17 @@ def near_duplicate_counts(labels: pd.DataFrame, twins: pd.DataFrame, tasks: pd.D
     return out
 
 
+def by_prompt_code(labels: pd.DataFrame) -> pd.DataFrame:
+    """`labels` with the prompt as one integer column (prompt, task_id, rank: the coverage step's,
+    a prompt by its position among every prompt) as `near_duplicate_counts` reads them (benchmark,
+    prompt_id, task_id, rank): one benchmark, 0, whose prompt_id is that integer. The counts only ask
+    which labels share a prompt, so they are those of the names when the rows are in the same order."""
+    return pd.DataFrame(
+        {"benchmark": np.zeros(len(labels), dtype=np.int64), "prompt_id": labels["prompt"].to_numpy(), "task_id": labels["task_id"].to_numpy(),
+         "rank": labels["rank"].to_numpy()}
+    )
+
+
 def _prompt_codes(labels: pd.DataFrame) -> np.ndarray:
     """Each row's prompt, numbered 0, 1, … (equal for equal (benchmark, prompt_id)); integer codes
     (the step's) are taken as one integer first."""
