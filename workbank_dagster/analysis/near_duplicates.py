@@ -135,6 +135,11 @@ def _per_task(prompt: np.ndarray, task: np.ndarray) -> pd.Series:
     """Distinct prompts per task (task_id -> n, tasks in order), as prompts_per_task counts them."""
     low = int(task.min())
     radix = int(task.max()) - low + 1
-    n = np.bincount(pd.unique(prompt * radix + (task - low)) % radix, minlength=radix)
+    # Distinct keys by sorting, not hashing: the step's labels come ordered by prompt (two such runs
+    # for `together`, tasks a little out of order for `by_evidence`), which the stable sort (timsort)
+    # takes almost as it finds them: at a million prompts 0.06 to 0.09 s a mode against 0.38 to 0.49
+    # for pd.unique (nd_micro, medians of five). Any order gives the same counts.
+    key = np.sort(prompt * radix + (task - low), kind="stable")
+    n = np.bincount(key[np.r_[True, key[1:] != key[:-1]]] % radix, minlength=radix)
     found = np.flatnonzero(n)
     return pd.Series(n[found].astype(np.int64), index=pd.Index(found + low, name="task_id"))
