@@ -94,6 +94,7 @@ class Summary:
         self.tasks = tasks
         self.families = list(families)
         self.occupation, _ = pd.factorize(tasks["onet_soc_code"])  # -1: no occupation (left out, as groupby does)
+        self.n_occupations = int(self.occupation.max()) + 1 if len(self.occupation) else 0
         distinct = list(dict.fromkeys(self.families))
         self.n_distinct_families = len(distinct)
         self.family = pd.Categorical(tasks["family_code"], categories=distinct).codes
@@ -105,13 +106,16 @@ class Summary:
     def __call__(self, n_prompts: pd.Series | np.ndarray, threshold: int) -> dict:
         counts = aligned_to_tasks(n_prompts, self.tasks) if isinstance(n_prompts, pd.Series) else np.asarray(n_prompts)
         covered = counts >= threshold
-        occupations_with = np.unique(self.occupation[covered & (self.occupation >= 0)])
+        # The occupations marked, not np.unique's sort: the same number; the sensitivity table's
+        # thousand benchmarks left out took 0.31 to 0.33 s, against 0.40 to 0.50, at a million prompts.
+        occupations_with = np.zeros(self.n_occupations, dtype=bool)
+        occupations_with[self.occupation[covered & (self.occupation >= 0)]] = True
         with_family = np.zeros(self.n_distinct_families, dtype=bool)
         with_family[self.family[covered & (self.family >= 0)]] = True
         uncovered = self.hours[self.has_hours & ~covered].sum()
         return {
             "n_tasks_covered": int(covered.sum()),
-            "n_occupations_with_covered_task": int(len(occupations_with)),
+            "n_occupations_with_covered_task": int(occupations_with.sum()),
             "n_families_without_covered_occupation": int((~with_family[self.family_of]).sum()),
             "work_time_share_uncovered": float(uncovered / self.total) if self.total else None,
         }
