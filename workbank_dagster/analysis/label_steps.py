@@ -8,7 +8,7 @@ import pandas as pd
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .coverage import BenchmarkCounts, bootstrap_uncovered_share, sensitivity_table, summarise
+from .coverage import BenchmarkCounts, bootstrap_uncovered_share, counts_of_pairs, sensitivity_table, summarise
 from .history import benchmark_contributions
 from .near_duplicates import by_prompt_code, near_duplicate_counts
 from .regressions import coverage_logit, importance_logit
@@ -25,6 +25,9 @@ LABELS = "marts.fct_prompt_task_labels_all_labelers"
 # position among every prompt ordered by benchmark then prompt_id. Ordered: the frames are the
 # step's fingerprint as well as its input.
 COUNTS_SQL = f"select labeler, benchmark, task_id, count(distinct prompt_id) as n_prompts from {LABELS} group by all order by all"
+# The other labelers' only, when every label of the active labeler's has its prompt among
+# fct_benchmark_prompts: its counts are then made from LABELS_SQL's rows (coverage.counts_of_pairs).
+OTHER_COUNTS_SQL = COUNTS_SQL.replace("group by all", "where labeler <> ? group by all")
 TEXTS_SQL = f"select task_id, count(distinct prompt_hash) as n_texts from {LABELS} where labeler = ? group by all order by all"
 LABELED_SQL = f"select benchmark, count(distinct prompt_id) as n_prompts_labeled from {LABELS} where labeler = ? group by all order by all"
 SIZES_SQL = "select benchmark, count(distinct prompt_id) as n_prompts from marts.fct_benchmark_prompts group by all order by all"
@@ -67,14 +70,14 @@ def read_sensitivity_inputs(con, settings) -> tuple:
     active = settings.active_labeler
     tasks = task_frame(con)
     families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
-    counts = con.execute(COUNTS_SQL).df()
     texts = con.execute(TEXTS_SQL, [active]).df()
     labeled = con.execute(LABELED_SQL, [active]).df()
     sizes = con.execute(SIZES_SQL).df()
     labels = con.execute(LABELS_SQL, [active]).df()
     twins = con.execute(TWINS_SQL).df()
-    unplaced = len(twins) > 0 and bool((labels["prompt"].to_numpy() < 0).any())
-    active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if unplaced else None
+    unplaced = bool((labels["prompt"].to_numpy() < 0).any())
+    counts = con.execute(COUNTS_SQL).df() if unplaced else con.execute(OTHER_COUNTS_SQL, [active]).df()
+    active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if unplaced and len(twins) else None
     return (tasks, families, counts, texts, labeled, sizes, labels, active, settings.coverage_threshold, settings.sensitivity_thresholds,
             settings.cluster_level, twins, active_labels)
 
@@ -84,7 +87,8 @@ def sensitivity_tables(
     labels: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
     twins: pd.DataFrame | None = None, active_labels: pd.DataFrame | None = None, *, progress,
 ) -> dict[str, pd.DataFrame]:
-    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate);
+    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate; the
+    active labeler's made from `labels` and `sizes` when it has none there and every label's prompt is placed);
     `texts`: task_id, n_texts and `labeled`: benchmark, n_prompts_labeled (the active labeler's);
     `sizes`: benchmark, n_prompts (every prompt); `labels`: prompt, task_id, rank (LABELS_SQL: the
     active labeler's labels, the prompt by its position among every prompt, -1 for one `sizes` does
@@ -92,6 +96,8 @@ def sensitivity_tables(
     the near-duplicate rows count (analysis/near_duplicates.py), given `twins` with rows; those rows
     count `active_labels` (benchmark, prompt_id, task_id, rank) instead when given (a label whose
     prompt is -1)."""
+    if active_labeler not in set(counts["labeler"]) and len(labels) and (labels["prompt"].to_numpy() >= 0).all():
+        counts = pd.concat([counts, counts_of_pairs(labels, sizes).assign(labeler=active_labeler)[list(counts.columns)]], ignore_index=True)
     by_labeler = {labeler: BenchmarkCounts(group, tasks) for labeler, group in counts.groupby("labeler")}
     texts_per_task = texts.set_index("task_id")["n_texts"]
     placed = labels["prompt"].to_numpy() >= 0
