@@ -323,3 +323,23 @@ def test_interval_coverage_simulation_is_what_the_readme_says(monkeypatch):
         assert REPORTED_INTERVAL in reached and "not a confidence interval" not in INTERVAL_NOTE
     else:
         assert "not a confidence interval" in INTERVAL_NOTE
+
+
+def test_counts_of_pairs_are_the_distinct_prompts_per_benchmark_and_task():
+    """coverage.counts_of_pairs (the coverage step's active labeler, from prompts by position) gives
+    the per-benchmark counts that counting distinct prompt ids by name gives (BenchmarkCounts.from_labels),
+    a label read twice and a benchmark without labels included."""
+    from workbank_dagster.analysis.coverage import BenchmarkCounts, counts_of_pairs, prompt_task_pairs
+
+    rng = np.random.default_rng(4)
+    prompts = pd.DataFrame([(b, f"p{i}") for b, n in (("a", 5), ("b", 3), ("c", 7)) for i in range(n)], columns=["benchmark", "prompt_id"])
+    picked = prompts[prompts["benchmark"] != "b"].sample(20, replace=True, random_state=2)
+    labels = picked.assign(task_id=rng.integers(1, 6, len(picked)))
+    labels = pd.concat([labels, labels.head(4)], ignore_index=True)
+    tasks = pd.DataFrame({"task_id": range(1, 6)})
+    pairs, sizes = prompt_task_pairs(labels, prompts)
+    sized = pd.DataFrame({"benchmark": ["a", "b", "c"], "n_prompts": sizes})
+    ours, theirs = BenchmarkCounts(counts_of_pairs(pairs, sized), tasks), BenchmarkCounts.from_labels(labels, tasks)
+    assert ours.benchmarks == theirs.benchmarks == ["a", "c"]
+    assert (ours.matrix.toarray() == theirs.matrix.toarray()).all()
+    assert len(counts_of_pairs(pairs.iloc[0:0], sized)) == 0

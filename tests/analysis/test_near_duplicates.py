@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from workbank_dagster.analysis.near_duplicates import labels_with_twins, near_duplicate_counts
+from workbank_dagster.analysis.near_duplicates import by_prompt_code, labels_with_twins, near_duplicate_counts
 
 OWNER = {1: "A", 2: "B", 3: "C", 4: "A", 5: "B", 6: None}
 # 1 (A) ~ 2 (B) ~ 3 (C) are one piece of work listed three times; 4 (A) and 5 (B) have no twin.
@@ -70,6 +70,11 @@ def test_counts_are_distinct_prompts_per_task_whether_prompts_are_names_or_codes
     coded = named.assign(benchmark=named["benchmark"].map({"x": 0, "y": 1}), prompt_id=named["prompt_id"].map({"p": 0, "q": 1}))
     assert all(dtype.kind == "i" for dtype in coded.dtypes[["benchmark", "prompt_id"]])
     for mode, per_task in near_duplicate_counts(coded, twins, tasks).items():
+        pd.testing.assert_series_equal(per_task, counts[mode], check_exact=True)
+    # The coverage step's labels: a prompt by its position among every prompt (x/r, y/a unlabeled).
+    position = {("x", "p"): 0, ("x", "q"): 1, ("x", "r"): 2, ("y", "a"): 3, ("y", "p"): 4, ("y", "q"): 5}
+    step = pd.DataFrame({"prompt": [position[key] for key in zip(named["benchmark"], named["prompt_id"])], "task_id": named["task_id"], "rank": named["rank"]})
+    for mode, per_task in near_duplicate_counts(by_prompt_code(step), twins, tasks).items():
         pd.testing.assert_series_equal(per_task, counts[mode], check_exact=True)
 
 

