@@ -2,13 +2,8 @@
   Per-benchmark tables, built incrementally by benchmark (docs/scaling.md, "Growth costs what changed").
 
   Staging, over the per-benchmark Parquet files (one file per table and benchmark, partition_files.py):
-  each row records the identity of the file it was read from (`source_file_hash`: DuckDB's hash of
-  the file's name, size and modification time, to the microsecond). Every file is written whole
-  under a temporary name and renamed into place, so a file written again has another identity, and
-  nothing reads the bytes to learn it: hashing the bytes of every file of a table, in the pre-hook
-  and again in the select, was about 2.8 s of each refresh at a million prompts (1.7 GB of files).
-  A copy that keeps modification times (cp -p, rsync -a, shutil.copytree) keeps the identities; one
-  that does not makes the next build read every benchmark again, which is slower, not wrong. A build reads only the files whose hash the model does not hold yet (new or
+  each row records the hash of the file it was read from (`source_file_hash`: DuckDB's hash of the
+  file's bytes). A build reads only the files whose hash the model does not hold yet (new or
   changed benchmarks, `benchmark_table`), after its pre-hook deleted the rows of every benchmark
   whose file changed or is gone (`delete_stale_benchmarks`). A full refresh, or a first build, reads
   every file.
@@ -26,14 +21,12 @@
 -#}
 
 {% macro benchmark_files(table) %}
-{#- benchmark -> {path, hash, rows} for the files of one per-benchmark table now (run time only): hash
-    of the file's name, size and modification time (read_blob reads no bytes when `content` is not
-    selected); rows from the file's footer: a file with none (a benchmark without results) has
-    nothing to read. -#}
+{#- benchmark -> {path, hash, rows} for the files of one per-benchmark table now (run time only); rows
+    from the file's footer: a file with none (a benchmark without results) has nothing to read. -#}
 {%- set files = {} -%}
 {%- if execute -%}
     {%- set found = run_query(
-        "select regexp_extract(filename, '([^/]+)\\.parquet$', 1) as benchmark, filename, hash(benchmark, size, last_modified)::varchar from read_blob('" ~ table ~ "/*.parquet')"
+        "select regexp_extract(filename, '([^/]+)\\.parquet$', 1), filename, hash(content)::varchar from read_blob('" ~ table ~ "/*.parquet')"
     ) -%}
     {%- if found.rows | length > 0 -%}
         {#- parquet_file_metadata, unlike read_blob, fails when no file matches -#}
