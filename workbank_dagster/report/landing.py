@@ -89,29 +89,23 @@ def _family_sums(ordered: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([p[columns] for p in parts], ignore_index=True) if parts else pd.DataFrame(columns=columns)
 
 
-def _top_families(landing: pd.DataFrame, most: int) -> dict[str, list[tuple[str, float]]]:
-    """benchmark → its `most` families (title, summed share of labeled prompts), largest first, ties
-    by family code."""
-    sums = _family_sums(landing.sort_values(["benchmark", "occupation_rank"], kind="stable"))
-    # Ties as pandas left them: its groupby sorted the families by code, then title.
-    ranked = sums.sort_values(["benchmark", "share_of_labeled", "family_code", "family_title"], ascending=[True, False, True, True], kind="stable")
+def _first_per_benchmark(benchmarks, titles, shares, most: int) -> dict[str, list[tuple[str, float]]]:
+    """benchmark → the first `most` (title, share) of its rows, in the order given."""
     out: dict[str, list[tuple[str, float]]] = {}
-    for benchmark, title, share in zip(ranked["benchmark"], ranked["family_title"], ranked["share_of_labeled"]):
-        mine = out.setdefault(benchmark, [])
-        if len(mine) < most:
-            mine.append((title.removesuffix(" Occupations"), float(share)))
-    return out
-
-
-def _top_occupations(landing: pd.DataFrame, most: int) -> dict[str, list[tuple[str, float]]]:
-    """benchmark → its `most` occupations by rank (title, share of labeled prompts)."""
-    ordered = landing.sort_values(["benchmark", "occupation_rank"], kind="stable")
-    out: dict[str, list[tuple[str, float]]] = {}
-    for benchmark, title, share in zip(ordered["benchmark"], ordered["occupation_title"], ordered["share_of_labeled"]):
+    for benchmark, title, share in zip(benchmarks, titles, shares):
         mine = out.setdefault(benchmark, [])
         if len(mine) < most:
             mine.append((title, float(share)))
     return out
+
+
+def _top_families(ordered: pd.DataFrame, most: int) -> dict[str, list[tuple[str, float]]]:
+    """benchmark → its `most` families (title, summed share of labeled prompts), largest first, ties
+    by family code; `ordered`: the landing by benchmark, then occupation rank."""
+    sums = _family_sums(ordered)
+    # Ties as pandas left them: its groupby sorted the families by code, then title.
+    ranked = sums.sort_values(["benchmark", "share_of_labeled", "family_code", "family_title"], ascending=[True, False, True, True], kind="stable")
+    return _first_per_benchmark(ranked["benchmark"], ranked["family_title"].str.removesuffix(" Occupations"), ranked["share_of_labeled"], most)
 
 
 def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.DataFrame, labeler: str, top: int = 3) -> pd.DataFrame:
@@ -120,8 +114,11 @@ def landing_rows(landing: pd.DataFrame, index: pd.DataFrame, validation: pd.Data
     and the intent figures (NaN where the benchmark has none)."""
     intent = intent_figures(validation, labeler)
     halves = intent_halves(validation, labeler)
-    occupations = _top_occupations(landing, top) if len(landing) else {}
-    families = _top_families(landing, 2) if len(landing) else {}
+    occupations, families = {}, {}
+    if len(landing):
+        ordered = landing.sort_values(["benchmark", "occupation_rank"], kind="stable")
+        occupations = _first_per_benchmark(ordered["benchmark"], ordered["occupation_title"], ordered["share_of_labeled"], top)
+        families = _top_families(ordered, 2)
     rows = []
     for b in index.itertuples(index=False):
         read = int(b.n_prompts) - int(b.n_prompts_unlabeled)
