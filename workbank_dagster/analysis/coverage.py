@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from .keys import distinct_pairs
+
 SUMMARY_COLUMNS = ["n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation", "work_time_share_uncovered"]
 
 
@@ -91,10 +93,7 @@ def counts_of_pairs(pairs: pd.DataFrame, sizes: pd.DataFrame) -> pd.DataFrame:
     task = pairs["task_id"].to_numpy(dtype=np.int64)
     if not len(prompt):
         return pd.DataFrame({"benchmark": pd.Series(dtype=object), "task_id": pd.Series(dtype=np.int64), "n_prompts": pd.Series(dtype=np.int64)})
-    low = int(task.min())
-    radix = int(task.max()) - low + 1
-    key = np.sort(prompt * radix + (task - low), kind="stable")  # ordered by prompt already: timsort's easy case
-    key = key[np.r_[True, key[1:] != key[:-1]]]
+    key, low, radix = distinct_pairs(prompt, task)
     benchmark = np.searchsorted(np.cumsum(sizes["n_prompts"].to_numpy(dtype=np.int64)), key // radix, side="right")
     cell = benchmark * radix + key % radix
     cells, n = np.unique(cell, return_counts=True)
