@@ -86,14 +86,15 @@ def memo_for(cache_dir: Path | None, package_dir: Path) -> Memo:
     name = f"{digest}:{path}"
     if name not in _memos:
         _memos[name] = Memo(path)
-        if len(_memos) == 1:
-            atexit.register(save_all)
     return _memos[name]
 
 
 def save_all() -> None:
     for memo in _memos.values():
         memo.save()
+
+
+atexit.register(save_all)
 
 
 def forget() -> None:
