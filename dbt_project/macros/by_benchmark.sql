@@ -2,11 +2,11 @@
   Per-benchmark tables, built incrementally by benchmark (docs/scaling.md, "Growth costs what changed").
 
   Staging, over the per-benchmark Parquet files (one file per table and benchmark, partition_files.py):
-  each row records the hash of the file it was read from (`source_file_hash`: DuckDB's hash of the
-  file's bytes). A build reads only the files whose hash the model does not hold yet (new or
-  changed benchmarks, `benchmark_table`), after its pre-hook deleted the rows of every benchmark
-  whose file changed or is gone (`delete_stale_benchmarks`). A full refresh, or a first build, reads
-  every file.
+  each row records the hash of the file it was read from (`source_file_hash`: the SHA-256 of the
+  file's bytes the pipeline kept for it, or DuckDB's hash of them, `benchmark_files`). A build reads
+  only the files whose hash the model does not hold yet (new or changed benchmarks,
+  `benchmark_table`), after its pre-hook deleted the rows of every benchmark whose file changed or is
+  gone (`delete_stale_benchmarks`). A full refresh, or a first build, reads every file.
 
   An aggregate per benchmark over a staging model (int_benchmark_prompt_stats) keeps the staging
   rows' file hash: its pre-hook deletes the benchmarks whose hash changed or that left
@@ -22,21 +22,40 @@
 
 {% macro benchmark_files(table) %}
 {#- benchmark -> {path, hash, rows} for the files of one per-benchmark table now (run time only); rows
-    from the file's footer: a file with none (a benchmark without results) has nothing to read. -#}
+    from the file's footer: a file with none (a benchmark without results) has nothing to read.
+    A file's hash is the SHA-256 the pipeline kept for it (partition_files.FILE_HASHES, written before
+    every build) while its size and modification time are still those it was hashed at; any other
+    file's is DuckDB's hash() of its bytes, read here (a file written since, or dbt run by hand). -#}
 {%- set files = {} -%}
 {%- if execute -%}
+    {%- if run_query("select count(*) from glob('.file_sha256.parquet')").rows[0][0] > 0 -%}
+        {%- set kept = "(select file_name, size, modified_us, sha256 from read_parquet('.file_sha256.parquet') where table_name = '" ~ table ~ "')" -%}
+    {%- else -%}
+        {%- set kept = "(select null::varchar as file_name, null::bigint as size, null::bigint as modified_us, null::varchar as sha256 where false)" -%}
+    {%- endif -%}
     {%- set found = run_query(
-        "select regexp_extract(filename, '([^/]+)\\.parquet$', 1), filename, hash(content)::varchar from read_blob('" ~ table ~ "/*.parquet')"
+        "select regexp_extract(b.filename, '([^/]+)\\.parquet$', 1), b.filename, k.sha256 from read_blob('" ~ table ~ "/*.parquet') as b left join " ~ kept ~ " as k"
+        ~ " on k.file_name = regexp_extract(b.filename, '([^/]+)$', 1) and k.size = b.size and k.modified_us = epoch_us(b.last_modified)"
     ) -%}
+    {%- set unhashed = [] -%}
+    {%- for benchmark, path, kept_hash in found.rows if kept_hash is none -%}
+        {%- do unhashed.append("'" ~ path | replace("'", "''") ~ "'") -%}
+    {%- endfor -%}
+    {%- set read_hashes = {} -%}
+    {%- if unhashed -%}
+        {%- for path, file_hash in run_query("select filename, hash(content)::varchar from read_blob([" ~ unhashed | join(", ") ~ "])").rows -%}
+            {%- do read_hashes.update({path: file_hash}) -%}
+        {%- endfor -%}
+    {%- endif -%}
     {%- if found.rows | length > 0 -%}
         {#- parquet_file_metadata, unlike read_blob, fails when no file matches -#}
         {%- set rows = {} -%}
         {%- for path, n_rows in run_query("select file_name, num_rows from parquet_file_metadata('" ~ table ~ "/*.parquet')").rows -%}
             {%- do rows.update({path: n_rows}) -%}
         {%- endfor -%}
-        {%- for benchmark, path, file_hash in found.rows -%}
+        {%- for benchmark, path, kept_hash in found.rows -%}
             {#- a file that came between the two reads counts as having rows: it is read -#}
-            {%- do files.update({benchmark: {'path': path, 'hash': file_hash, 'rows': rows.get(path, 1)}}) -%}
+            {%- do files.update({benchmark: {'path': path, 'hash': kept_hash or read_hashes.get(path), 'rows': rows.get(path, 1)}}) -%}
         {%- endfor -%}
     {%- endif -%}
 {%- endif -%}

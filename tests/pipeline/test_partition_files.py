@@ -3,6 +3,7 @@ each layer's files are its own to prune; the per-benchmark steps never open the 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -13,7 +14,8 @@ import pandas as pd
 import pyarrow
 import pytest
 
-from workbank_dagster.partition_files import PartitionFiles
+from workbank_dagster.common import file_sha256
+from workbank_dagster.partition_files import FILE_HASHES, PartitionFiles
 
 WRITER = """
 import sys, pandas as pd
@@ -85,3 +87,43 @@ def test_the_per_benchmark_steps_never_open_the_warehouse():
     }
     assert set(partitioned) == {"raw__benchmark_prompts", "raw__benchmark_results", "raw__benchmark_instructions", "embedded_judge_labels", "llm_judge_labels"}
     assert {name: keys for name, keys in partitioned.items() if "warehouse_db" in keys} == {}
+
+
+def _age(path, seconds: float = 60.0) -> None:
+    """Set a file's modification time `seconds` back (past the racy window)."""
+    stamp = time.time() - seconds
+    os.utime(path, (stamp, stamp))
+
+
+def test_file_hashes_are_kept_by_size_and_time_and_read_again_when_either_moves(tmp_path):
+    files = PartitionFiles(tmp_path)
+    for name in ("a", "b"):
+        _age(files.write("t", name, pd.DataFrame({"x": [len(name)]})))
+    first = files.file_sha256s(["t"])["t"]
+    assert {name: sha for name, (_, _, sha) in first.items()} == {name: file_sha256(files.path("t", name)) for name in ("a", "b")}
+    # A kept hash is what answers while the file's size and time are those it was hashed at: one
+    # planted in the kept file comes back, so the file was not read again.
+    kept = pd.read_parquet(tmp_path / FILE_HASHES)
+    kept.loc[kept["file_name"] == "a.parquet", "sha256"] = "planted"
+    kept.to_parquet(tmp_path / FILE_HASHES, index=False)
+    assert files.file_sha256s(["t"])["t"]["a"][2] == "planted"
+    # The same file written again (same size) with another time is hashed again.
+    _age(files.write("t", "a", pd.DataFrame({"x": [1]})), 30.0)
+    assert files.file_sha256s(["t"])["t"]["a"][2] == file_sha256(files.path("t", "a"))
+    # Another table's call keeps this table's hashes; a missing or unreadable kept file means hashing all.
+    files.file_sha256s(["u"])
+    assert set(pd.read_parquet(tmp_path / FILE_HASHES)["file_name"]) == {"a.parquet", "b.parquet"}
+    (tmp_path / FILE_HASHES).write_bytes(b"not parquet")
+    assert files.file_sha256s(["t"])["t"] == files.file_sha256s(["t"])["t"]
+
+
+def test_a_file_hashed_right_after_it_was_written_is_not_kept(tmp_path):
+    """Written again within the same tick of the clock with the same size, it could keep its time:
+    its hash would then be stale (git's racily clean files). It is hashed again next time."""
+    files = PartitionFiles(tmp_path)
+    files.write("t", "fresh", pd.DataFrame({"x": [1]}))
+    _age(files.write("t", "old", pd.DataFrame({"x": [2]})))
+    hashes = files.file_sha256s(["t"])["t"]
+    assert set(hashes) == {"fresh", "old"}
+    assert pd.read_parquet(tmp_path / FILE_HASHES)["file_name"].tolist() == ["old.parquet"]
+    assert files.content_sha256("t") == files.content_sha256s(["t"])["t"] is not None

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -25,7 +26,7 @@ import pandas as pd
 import warehouse_snapshot as snap
 from conftest import copy_small_run
 
-from workbank_dagster.partition_files import PartitionFiles
+from workbank_dagster.partition_files import FILE_HASHES, PartitionFiles
 from workbank_dagster.runner import full_run_config
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.transform.assets import needs_full_refresh
@@ -125,6 +126,39 @@ def test_incremental_builds_after_add_change_remove_equal_a_full_rebuild(tmp_pat
     finally:
         con.close()
     assert {"added", "syn-00000", "syn-00001"} <= benchmarks and "syn-00002" not in benchmarks
+
+
+def test_the_staging_models_take_each_files_kept_hash_while_it_still_matches(tmp_path, small_base_run, session_cache):
+    """The pipeline keeps every partition file's SHA-256 (partition_files.FILE_HASHES) and the staging
+    models record it instead of hashing the file's bytes again, but only while the file's size and
+    modification time are those it was hashed at: a file written since is hashed by DuckDB."""
+    root = tmp_path / "run"
+    copy_small_run(small_base_run, root, session_cache)
+    data = root / "data"
+    files = PartitionFiles(data / "partitions")
+    stamp = time.time() - 60  # past the racy window: every file's hash is kept
+    for path in files.root.rglob("*.parquet"):
+        os.utime(path, (stamp, stamp))
+    files.file_sha256s(STAGING_OVER_FILES.values())
+    kept = pd.read_parquet(files.root / FILE_HASHES)
+    planted, rewritten = files.partitions("benchmark_prompts")[:2]
+    kept.loc[(kept["table_name"] == "benchmark_prompts") & (kept["file_name"] == f"{planted}.parquet"), "sha256"] = "planted"
+    kept.to_parquet(files.root / FILE_HASHES, index=False)
+    rewritten_path = files.path("benchmark_prompts", rewritten)
+    files.write("benchmark_prompts", rewritten, pd.read_parquet(rewritten_path))  # the same rows: the same size, another time
+    _dbt(data, tmp_path / "target", full_refresh=True)
+    con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
+    try:
+        recorded = dict(con.execute("select distinct benchmark, source_file_hash from staging.stg_benchmarks__prompts").fetchall())
+        read_now = con.execute("select hash(content)::varchar from read_blob(?)", [str(rewritten_path)]).fetchone()[0]
+    finally:
+        con.close()
+    assert recorded[planted] == "planted"
+    assert recorded[rewritten] == read_now != kept.set_index("file_name").loc[f"{rewritten}.parquet"].query("table_name == 'benchmark_prompts'")["sha256"].item()
+    others = kept[kept["table_name"] == "benchmark_prompts"].set_index("file_name")["sha256"]
+    assert {b: h for b, h in recorded.items() if b not in (planted, rewritten)} == {
+        name.removesuffix(".parquet"): sha for name, sha in others.items() if name.removesuffix(".parquet") not in (planted, rewritten)
+    }
 
 
 def test_a_build_by_another_dbt_project_is_a_full_refresh():

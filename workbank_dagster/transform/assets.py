@@ -132,9 +132,9 @@ def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
     sources = sorted(
         {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
     )
-    files = settings.partition_files
+    file_hashes = settings.partition_files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
     tables = [
-        [schema, table, files.content_sha256(table) if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
+        [schema, table, file_hashes[table] if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
         for schema, table, external in sources
     ]
     return fingerprint(code=code_version((__name__, "dbt_models")), inputs=[*project_inputs(), settings.dbt_vars, tables])
