@@ -314,15 +314,15 @@ def pipeline_run(tmp_path_factory, source_dir, session_cache) -> dict:
 
 @pytest.fixture()
 def package_copy(tmp_path, monkeypatch):
-    """A copy of the package's source that code_version.py reads instead of the original: edit a
+    """A copy of the package's source that code_reach.py reads instead of the original: edit a
     file of it (`edit(relative path, old, new)`) and ask for a version again."""
     import shutil
 
-    from workbank_dagster import code_version
+    from workbank_dagster import code_reach, code_version
 
     root = tmp_path / "workbank_dagster"
-    shutil.copytree(code_version.PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__", "*.onnx", "templates"))
-    monkeypatch.setattr(code_version, "PACKAGE_DIR", root)
+    shutil.copytree(code_reach.PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__", "*.onnx", "templates"))
+    monkeypatch.setattr(code_reach, "PACKAGE_DIR", root)
     code_version.clear_cache()
 
     def edit(relative: str, old: str, new: str) -> None:

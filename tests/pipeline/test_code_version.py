@@ -1,5 +1,6 @@
-"""Code versions derived from what an asset's function reaches (workbank_dagster/code_version.py),
-and the fingerprints of the cached steps built on them (workbank_dagster/fingerprint.py).
+"""Code versions derived from what an asset's function reaches (workbank_dagster/code_version.py,
+code_reach.py and settings_reads.py), and the fingerprints of the cached steps built on them
+(workbank_dagster/fingerprint.py).
 
 Edits are made in a copy of the package's source (conftest.package_copy), never in the checkout."""
 
@@ -11,6 +12,7 @@ import dagster as dg
 import pandas as pd
 from code_versions import asset_code_versions
 
+from workbank_dagster import code_reach, settings_reads
 from workbank_dagster import code_version as cv
 from workbank_dagster.fingerprint import fingerprint
 
@@ -49,7 +51,7 @@ def test_an_edit_of_a_reached_function_moves_the_version_and_no_other(package_co
     assert "workbank_dagster.analysis.coverage:bootstrap_uncovered_share" not in cv.reached(REGRESSION)
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def bootstrap_uncovered_share_unused():\n    return 1\n\n\ndef bootstrap_uncovered_share(")
     assert {target: cv.code_version(target) for target in before} == before  # a new function no one calls
-    text = (cv.PACKAGE_DIR / "analysis" / "coverage.py").read_text()
+    text = (code_reach.PACKAGE_DIR / "analysis" / "coverage.py").read_text()
     body_start = text.index("def bootstrap_uncovered_share(")
     signature_end = text.index(":\n", text.index(")", body_start)) + 2
     package_copy("analysis/coverage.py", text[body_start:signature_end], text[body_start:signature_end] + "    _edited = True\n")
@@ -109,8 +111,8 @@ def test_inputs_change_the_key_and_equal_inputs_do_not(tmp_path):
 
 
 def test_relative_and_absolute_imports_are_followed():
-    assert cv.module_path("workbank_dagster.labeling") == cv.PACKAGE_DIR / "labeling" / "__init__.py"
-    assert cv.module_path("pandas") is None
+    assert code_reach.module_path("workbank_dagster.labeling") == code_reach.PACKAGE_DIR / "labeling" / "__init__.py"
+    assert code_reach.module_path("pandas") is None
     # sources/catalog.py: `from .. import warehouse`, then `warehouse.table_exists(...)`
     assert any(name.startswith("workbank_dagster.warehouse:") for name in cv.reached(("workbank_dagster.sources.catalog", "benchmark_catalog")))
 
@@ -122,7 +124,7 @@ def test_a_setting_moves_the_versions_of_the_assets_that_read_it_and_no_other():
 
     defs = _definitions()
     targets = asset_targets(defs)
-    read = {name: set(cv.settings_read(*t)) for name, t in targets.items()}
+    read = {name: set(settings_reads.settings_read(*t)) for name, t in targets.items()}
     defaults = asset_code_versions(defs, settings=PipelineSettings())
     assert defaults == asset_code_versions(defs)  # this process runs at the defaults (paths aside)
     # The clustering level of the standard errors: the regressions and what reports them, which
@@ -158,18 +160,18 @@ def test_where_files_live_moves_no_version(tmp_path):
         benchmark_instructions=str(tmp_path / "i.jsonl"), upstream_base="http://127.0.0.1:9", pypi_base="http://127.0.0.1:9",
     )
     assert asset_code_versions(defs, settings=elsewhere) == defaults
-    assert not {"data_dir", "duckdb_path", "cache_dir", "output_dir", "upstream_base"} & set(cv.method_settings())
+    assert not {"data_dir", "duckdb_path", "cache_dir", "output_dir", "upstream_base"} & set(settings_reads.method_settings())
 
 
 def test_settings_are_read_through_dbt_vars_and_describe_but_not_a_judge_s_describe():
     data_dictionary_asset, html_report = (("workbank_dagster.report.assets", name) for name in ("data_dictionary_asset", "html_report"))
     # data_dictionary keys dbt's docs on `settings.dbt_vars`: the dbt variables, not the regressions'.
-    dictionary = set(cv.settings_read(data_dictionary_asset))
+    dictionary = set(settings_reads.settings_read(data_dictionary_asset))
     assert {"coverage_threshold", "employment_split", "hours_per_year"} <= dictionary and "cluster_level" not in dictionary
     # The page shows `settings.describe()`: every setting that is the method.
-    assert set(cv.settings_read(html_report)) == cv.method_settings()
+    assert set(settings_reads.settings_read(html_report)) == settings_reads.method_settings()
     # The embedded judges call their own `describe()`: it reads the judges' settings, not the analysis'.
-    embedded = set(cv.settings_read(EMBEDDED))
+    embedded = set(settings_reads.settings_read(EMBEDDED))
     assert {"embedding_model", "candidates_nearest", "min_label_similarity"} <= embedded
     assert not {"cluster_level", "coverage_threshold", "exposure_rater"} & embedded
 
@@ -186,7 +188,7 @@ def test_versions_come_from_the_memo_of_this_text_of_the_package_and_equal_those
     derived = {target: cv.code_version(target, settings=settings) for target in (EMBEDDED, COVERAGE_SENSITIVITY, REGRESSION)}
     memo.save_all()
     (written,) = (tmp_path / "cache" / "code_versions").glob("*.json")
-    assert written.stem == memo.package_digest(cv.PACKAGE_DIR)[:24]
+    assert written.stem == memo.package_digest(code_reach.PACKAGE_DIR)[:24]
     cv.clear_cache()
     assert {target: cv.code_version(target, settings=settings) for target in derived} == derived
 
@@ -209,9 +211,9 @@ def test_an_edit_of_the_package_names_another_memo(package_copy, tmp_path):
 
     settings = PipelineSettings(cache_dir=str(tmp_path / "cache"))
     before = cv.code_version(COVERAGE_SENSITIVITY, settings=settings)
-    digest = memo.package_digest(cv.PACKAGE_DIR)
+    digest = memo.package_digest(code_reach.PACKAGE_DIR)
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def _unused():\n    return 1\n\n\ndef bootstrap_uncovered_share(")
-    assert memo.package_digest(cv.PACKAGE_DIR) != digest
+    assert memo.package_digest(code_reach.PACKAGE_DIR) != digest
     assert cv.code_version(COVERAGE_SENSITIVITY, settings=settings) == before  # a function nothing reaches
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def bootstrap_uncovered_share_(")
     package_copy("analysis/label_steps.py", "bootstrap_uncovered_share(pairs", "bootstrap_uncovered_share_(pairs")

@@ -15,15 +15,16 @@ def asset_code_versions(defs, package_dir: Path | None = None, settings=None) ->
     PipelineSettings; default: this process's, `settings_at_load()`, as the definitions loaded).
     dbt's models are versioned by dagster-dbt from their SQL and the file observations have no
     code; both are left out."""
+    from workbank_dagster import code_reach
     from workbank_dagster import code_version as cv
 
-    original = cv.PACKAGE_DIR
-    cv.PACKAGE_DIR = package_dir or original
+    original = code_reach.PACKAGE_DIR
+    code_reach.PACKAGE_DIR = package_dir or original
     cv.clear_cache()
     try:
         return {name: cv.code_version(*targets, settings=settings) for name, targets in asset_targets(defs).items()}
     finally:
-        cv.PACKAGE_DIR = original
+        code_reach.PACKAGE_DIR = original
         cv.clear_cache()
 
 

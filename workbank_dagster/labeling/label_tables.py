@@ -17,7 +17,7 @@ from .retrieval import TaskIndex
 # for them: the staging models cast the files with them (macros/typed_table.sql, judge_table), and
 # the rows below are written with them. The rows are made by name and must carry exactly the declared
 # columns (`typed`), so a renamed, added or dropped column fails here until the code that makes them
-# follows, and that edit moves the writers' code versions (code_version.py reads Python, not YAML);
+# follows, and that edit moves the writers' code versions (code_reach.py reads Python, not YAML);
 # an edit of order or type alone changes nothing dbt builds (it reads the files by name and casts).
 JUDGE_SOURCES = DBT_PROJECT_DIR / "models" / "staging" / "__sources.yml"
 # The pandas type a file's column is written with, by its declared SQL type (strings stay as they are).
