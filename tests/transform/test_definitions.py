@@ -181,6 +181,31 @@ def test_old_dbt_build_folders_are_pruned_but_recent_ones_kept(tmp_path):
     assert folders[5].exists()
 
 
+def test_a_warehouses_own_build_folder_stays_while_its_profiles_folder_does(tmp_path):
+    """A warehouse's build folder (`build_dir_for`, marked by `mark_build_dir`) holds the partial
+    parse its next build reads: it stays, however old, while that warehouse's profiles folder
+    exists, and goes with it. Under the age rule alone it went once three other warehouses had
+    built in the last ten minutes (seen on the growth bench's workspace after a test session)."""
+    import os
+    import time
+
+    from workbank_dagster.transform.project import PROFILES_MARKER, prune_build_dirs
+
+    old = time.time() - 86_400
+    folders = {}
+    for name in ("current", "kept", "gone", "unmarked"):
+        path = tmp_path / "target" / f"dbt_models-{name}"
+        path.mkdir(parents=True)
+        if name != "unmarked":
+            profiles = tmp_path / "data" / name
+            (profiles if name != "gone" else tmp_path / "elsewhere").mkdir(parents=True)
+            (path / PROFILES_MARKER).write_text(str(profiles))
+        os.utime(path, (old, old))
+        folders[name] = path
+    assert sorted(prune_build_dirs(folders["current"], keep=1, min_age_s=600)) == sorted([folders["gone"], folders["unmarked"]])
+    assert folders["kept"].exists() and folders["current"].exists()
+
+
 def _manifest() -> dict:
     from workbank_dagster.transform.project import ensure_manifest
 

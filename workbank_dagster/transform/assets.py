@@ -24,7 +24,17 @@ from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
 from .metadata import model_metadata
-from .project import build_dir_for, dbt_build_args, dbt_for, dbt_project, prepared_manifest, project_inputs, prune_build_dirs, translator
+from .project import (
+    build_dir_for,
+    dbt_build_args,
+    dbt_for,
+    dbt_project,
+    mark_build_dir,
+    prepared_manifest,
+    project_inputs,
+    prune_build_dirs,
+    translator,
+)
 
 # Read, not parsed: the CLI, `dagster dev` and the image build prepare it (project.prepared_manifest).
 prepared_manifest()
@@ -93,7 +103,8 @@ def dbt_models(
         context.log.info("full refresh: every model rebuilt from all the partition files" + ("" if config.full_refresh else
                          " (a selected model was last built by another dbt project, its models, macros, tests or vars, or never)"))
     run_dbt = dbt_for(dbt, settings, warehouse_db.path)
-    invocation = run_dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context, target_path=build_dir_for(run_dbt.profiles_dir))
+    build_dir = mark_build_dir(build_dir_for(run_dbt.profiles_dir), run_dbt.profiles_dir)
+    invocation = run_dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context, target_path=build_dir)
     try:
         yield from with_warehouse_metadata(invocation, warehouse_db, key, project)
     finally:

@@ -291,19 +291,46 @@ translator = WorkbankDbtTranslator(
 )
 
 
-def prune_build_dirs(current: Path, keep: int = 3, min_age_s: float = 600.0) -> list[Path]:
-    """Delete the folders earlier builds left beside `current` (dagster-dbt gives every invocation
-    its own `target/<op>-<run>-<id>/`, about 4 MB each, and never removes them).
+# In a warehouse's own build folder (`build_dir_for`): the path of the profiles folder it builds with.
+PROFILES_MARKER = "profiles_dir.txt"
 
-    The newest `keep` and any touched in the last `min_age_s` seconds stay: a build still running
-    in another process (a second code location, a test) is never pulled from under it.
+
+def mark_build_dir(build_dir: Path, profiles_dir: Path | str) -> Path:
+    """Create the build folder `build_dir` (relative to the dbt project, as `build_dir_for` gives it)
+    and record in it the profiles folder it builds with (`prune_build_dirs` keeps it while that exists)."""
+    folder = DBT_PROJECT_DIR / build_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / PROFILES_MARKER).write_text(str(Path(profiles_dir).resolve()))
+    return build_dir
+
+
+def prune_build_dirs(current: Path, keep: int = 3, min_age_s: float = 600.0) -> list[Path]:
+    """Delete the build folders beside `current` that no build will use again.
+
+    A warehouse's own folder (`mark_build_dir`) stays while its profiles folder exists (it lives in
+    the warehouse's data folder): removing it would make the warehouse's next build parse the whole
+    project again (2.6 s at a million prompts), however long ago it last built. Once that folder is
+    gone (a deleted workspace or test copy), so is the build folder.
+
+    Any other folder (dagster-dbt gives an invocation without a target path its own
+    `target/<op>-<run>-<id>/`, about 4 MB, and never removes it; older code did for every build) goes
+    by age: the newest `keep` and any touched in the last `min_age_s` seconds stay, so a build still
+    running in another process is never pulled from under it.
     """
     prefix = current.name.split("-", 1)[0] + "-"
     siblings = [p for p in current.parent.glob(f"{prefix}*") if p.is_dir() and p != current]
-    siblings.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    now = time.time()
     removed = []
-    for path in siblings[max(keep - 1, 0):]:
+    unmarked = []
+    for path in siblings:
+        marker = path / PROFILES_MARKER
+        if not marker.is_file():
+            unmarked.append(path)
+        elif not Path(marker.read_text().strip()).is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    unmarked.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    now = time.time()
+    for path in unmarked[max(keep - 1, 0):]:
         if now - path.stat().st_mtime >= min_age_s:
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
