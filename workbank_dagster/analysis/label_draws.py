@@ -7,6 +7,7 @@ prompt's labels with its calibrated probability (calibration.py) or move them to
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -306,17 +307,28 @@ def draw_shares(sets: LabelSets, calibration: Calibration, hours: np.ndarray, oc
         counts[:, draw] = own_counts + sets.task_counts(to) - sets.task_counts(sets.own_set[moved])
 
     step = draws_per_chunk(sets.incidence.shape[0], draws, chunk_bytes)
+    # The calibration unfitted, (a, b) is the same every draw, and so is q: it is computed again only
+    # when a chunk's (a, b) differ from the last chunk's. At a million prompts (a chunk a draw) q took
+    # some 5 ms a draw of the one thread that draws, and draw_shares went from 4.35 s to 3.76 s
+    # (medians of three alternated runs; the same q, so the same draws).
+    coefficients, q = None, None
     with ThreadPoolExecutor(max_workers=DRAW_THREADS) as pool:
-        pending: list = []
+        # The thread that draws runs ahead of the counting threads by at most two draws each, and
+        # waits for the oldest draw only, where it waited for every draw it had sent (and the
+        # counting threads for it): at a million prompts draw_shares went from 5.52 s to 4.35 s
+        # (medians of three alternated runs on two cores). Memory stays a few draws' q and u.
+        pending: deque = deque()
         for start in range(0, draws, step):
             columns = slice(start, min(start + step, draws))
-            q = _expit(a[None, columns] + b[None, columns] * logit_confidence)
+            if coefficients is None or not (np.array_equal(coefficients[0], a[columns]) and np.array_equal(coefficients[1], b[columns])):
+                coefficients, q = (a[columns], b[columns]), _expit(a[None, columns] + b[None, columns] * logit_confidence)
             u = rng.random((sets.n_prompts, q.shape[1]))  # in the order of the chunks: the same draws however many threads count them
-            pending += [pool.submit(count, start + column, q[:, column], u[:, column]) for column in range(q.shape[1])]
-            if len(pending) >= DRAW_THREADS or columns.stop == draws:
-                for future in pending:
-                    future.result()
-                pending = []
+            for column in range(q.shape[1]):
+                pending.append(pool.submit(count, start + column, q[:, column], u[:, column]))
+                while len(pending) > 2 * DRAW_THREADS:
+                    pending.popleft().result()
+        while pending:
+            pending.popleft().result()
     covered = counts >= threshold
     has_hours = ~np.isnan(hours)
     weights = np.where(has_hours, hours, 0.0)
