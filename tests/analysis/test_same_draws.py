@@ -117,6 +117,7 @@ def test_label_sets_are_those_of_the_merges(coded, ordered):
                          (sets.prompt, prompt), (sets.own, own), (sets.share, share)):
         assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
     assert (sets.n_alternatives == 0).any() and (sets.n_alternatives >= 4).any()
+    assert int(sets.has_alternative.sum()) == len(np.unique(prompt[~own]))  # the band's prompts_with_alternatives
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -86,6 +86,10 @@ def test_the_band_s_point_is_the_headline_and_certain_labels_give_no_width():
     headline = summarise(prompts_per_task(labels.assign(prompt_hash="h")), tasks.assign(family_code="x"), 1, ["x"])["work_time_share_uncovered"]
     assert row["share_uncovered"] == pytest.approx(headline)
     assert row["prompts_labeled"] == 2 and row["prompts_with_alternatives"] == 2 and not row["calibration_fitted"]
+    # p2 without its other occupation: one prompt of two has an alternative.
+    alone = uncertainty_tables(labels, judgements, candidates[(candidates["prompt_id"] != "p2") | (candidates["occupation_rank"] == 1)],
+                               pd.DataFrame(columns=["yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1"]), tasks, "j", 1, draws=5)
+    assert alone["work_time_uncovered_band"].iloc[0][["prompts_labeled", "prompts_with_alternatives"]].tolist() == [2, 1]
     assert row["band_low"] <= row["share_uncovered"] <= row["band_high"] and 0 <= row["band_low"] and row["band_high"] <= 1
     sure = judgements.assign(confidence=1.0)
     sets = label_sets(labels, sure, candidates, tasks["task_id"].to_numpy())
