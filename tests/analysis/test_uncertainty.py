@@ -294,3 +294,37 @@ def test_the_abstention_table_of_codes_is_the_table_of_names(bars):
     by_name = abstention_table(*named, weak_prompts(*named[::-1], bars), tasks, threshold)
     pd.testing.assert_frame_equal(coded.assign(benchmark=coded["benchmark"].map(lambda b: b if b == "all" else f"b{b}")), by_name, check_exact=True)
     assert (coded["n_tasks_covered_only_with_weak"].iloc[-1] > 0) == (bars is not None)
+
+
+@pytest.mark.parametrize(
+    ("select", "through_arrow"),
+    [
+        ("select i::bigint as a, (i % 7)::integer as b, case when i % 5 = 0 then null else i / 3 end as c from range(50) t(i)", True),
+        ("select i::bigint as a, case when i % 5 = 0 then null else i::integer end as b from range(50) t(i)", False),  # an integer NULL
+        ("select i::bigint as a, 'x' || i as s from range(50) t(i)", False),  # a string
+        ("select i::bigint as a, i::double as c from range(0) t(i)", True),  # no rows
+    ],
+)
+def test_a_frame_of_numbers_is_duckdb_s_frame(select, through_arrow):
+    """label_steps.numbers_frame reads through Arrow what only floats and integers without NULLs
+    make, and gives exactly DuckDB's .df() whichever way it reads."""
+    import duckdb
+
+    from workbank_dagster.analysis.label_steps import numbers_frame
+
+    class Reads:  # the connection, counting the reads through .df()
+        def __init__(self, con):
+            self.con, self.dfs = con, 0
+
+        def sql(self, *args, **kwargs):
+            return self.con.sql(*args, **kwargs)
+
+        def execute(self, *args):
+            self.dfs += 1
+            return self.con.execute(*args)
+
+    con = Reads(duckdb.connect())
+    sql = f"select * from ({select}) where a >= $low order by a"
+    frame = numbers_frame(con, sql, {"low": 3})
+    pd.testing.assert_frame_equal(frame, con.con.execute(sql, {"low": 3}).df(), check_exact=True)
+    assert con.dfs == (0 if through_arrow else 1)
