@@ -98,9 +98,18 @@ def _judged(n_prompts: int, seed: int, *, coded: bool):
     return labels, judgements.sample(frac=1, random_state=seed), candidates.sample(frac=1, random_state=seed + 1)
 
 
+@pytest.mark.parametrize("ordered", ["shuffled", "ordered", "ordered, no missing probability"])
 @pytest.mark.parametrize("coded", [True, False])
-def test_label_sets_are_those_of_the_merges(coded):
+def test_label_sets_are_those_of_the_merges(coded, ordered):
+    """Rows shuffled (every lookup and grouping sorts), or in the order the step reads them (ordered
+    by prompt, then rank: the paths that skip the sorts), with a probability missing or none."""
     labels, judgements, candidates = _judged(400, 3, coded=coded)
+    if ordered != "shuffled":
+        labels = labels.sort_values(["benchmark", "prompt_id", "rank"])
+        candidates = candidates.sort_values(["benchmark", "prompt_id", "occupation_rank", "task_rank"])
+        judgements = judgements.sort_values(["benchmark", "prompt_id"])
+    if ordered == "ordered, no missing probability":
+        candidates = candidates.fillna({"occupation_probability": 0.25})
     task_ids = np.arange(0, 66)  # tasks 66..69 are not in the list: their labels and candidates are left out
     sets = label_sets(labels, judgements, candidates, task_ids)
     incidence, prompt, own, share = reference_label_sets(labels, judgements, candidates, task_ids)
@@ -108,6 +117,7 @@ def test_label_sets_are_those_of_the_merges(coded):
                          (sets.prompt, prompt), (sets.own, own), (sets.share, share)):
         assert ours.dtype == theirs.dtype and ours.tobytes() == theirs.tobytes()
     assert (sets.n_alternatives == 0).any() and (sets.n_alternatives >= 4).any()
+    assert int(sets.has_alternative.sum()) == len(np.unique(prompt[~own]))  # the band's prompts_with_alternatives
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
@@ -167,3 +177,59 @@ def test_packed_pairs_are_equal_exactly_for_equal_pairs_and_refuse_what_they_can
     assert packed_pairs((np.array(["x"]), np.array([1]))) is None  # not integers
     assert packed_pairs((np.array([2**61]), np.array([3]))) is None  # 2**61 * 4 overflows the bound
     assert [len(p) for p in packed_pairs((np.zeros(0, np.int64), np.zeros(0, np.int64)), a)] == [0, 4]
+
+
+def _reference_first(group, values):
+    first = pd.Series(values).groupby(group).first()
+    return first.index.to_numpy(), first.to_numpy(dtype=float), np.searchsorted(first.index.to_numpy(), group)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.3, 1.0])
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_first_value_per_group_is_pandas_first_in_order_or_not(ordered, missing):
+    """label_draws._first_per_group, on groups in order (no sort) or shuffled, with values missing or
+    not: pandas' groupby first (a group of only NaN gives NaN)."""
+    rng = np.random.default_rng(11)
+    group = np.sort(rng.integers(0, 300, 2000)) * 7
+    values = np.where(rng.random(2000) < missing, np.nan, rng.random(2000))
+    if not ordered:
+        group = rng.permutation(group)
+    for ours, theirs in zip(label_draws._first_per_group(group, values), _reference_first(group, values)):
+        assert ours.dtype.kind == theirs.dtype.kind and ours.tobytes() == theirs.astype(ours.dtype).tobytes()
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_the_incidence_is_scipy_s_from_coordinates(ordered):
+    """label_draws._incidence laid out by row counts (each part's rows in order) or by scipy (not in
+    order): the arrays of scipy's csr_matrix from the coordinates, repeats counted once."""
+    rng = np.random.default_rng(12)
+    n_rows, n_columns = 500, 40
+    owner = rng.integers(0, 2, n_rows)  # which part holds each row
+    parts = [np.flatnonzero(owner == part) for part in (0, 1)]
+    rows = [np.sort(rng.choice(members, 3 * len(members))) for members in parts]
+    rows = rows if ordered else [rng.permutation(part) for part in rows]
+    columns = [rng.integers(0, n_columns, len(part)) for part in rows]  # some (row, column) repeated
+    ours = label_draws._incidence(rows, columns, (n_rows, n_columns))
+    theirs = sparse.csr_matrix((np.ones(sum(map(len, rows))), (np.concatenate(rows), np.concatenate(columns))), shape=(n_rows, n_columns))
+    theirs.data[:] = 1.0
+    assert theirs.nnz < sum(map(len, rows))
+    for a, b in ((ours.indptr, theirs.indptr), (ours.indices, theirs.indices), (ours.data, theirs.data)):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def test_rows_and_columns_are_those_of_the_merge_and_the_map():
+    """label_draws._rows_of (a run of equal keys looked up once) and _columns_of (a table by task id,
+    or the map when the ids are not small non-negative integers): a merge's pairs and a map's NaN as -1."""
+    rng = np.random.default_rng(13)
+    table = pd.DataFrame({"benchmark": [0, 0, 1, 1, 2], "prompt_id": [0, 3, 1, 2, 0]})
+    frame = pd.DataFrame({"benchmark": rng.integers(0, 3, 400), "prompt_id": rng.integers(0, 4, 400)})
+    for rows in (frame, frame.sort_values(["benchmark", "prompt_id"])):  # runs of one row, or of many
+        expected = rows.merge(table.assign(row=np.arange(5)), how="left", on=["benchmark", "prompt_id"])["row"].fillna(-1).to_numpy()
+        assert label_draws._rows_of(table, rows, ["benchmark", "prompt_id"]).tolist() == expected.tolist()
+    task_ids = np.array([40, 3, 17, 8])
+    wanted = pd.Series(rng.integers(-3, 45, 300), dtype="int32")
+    column = pd.Series(np.arange(4), index=pd.Index(task_ids))
+    for ids, values in ((task_ids, wanted), (task_ids, wanted.clip(0, 40)), (task_ids + 2**40, wanted.astype("int64") + 2**40), (task_ids, wanted.astype(object))):
+        expected = values.astype("int64").map(pd.Series(np.arange(4), index=pd.Index(ids))).fillna(-1).to_numpy(dtype=np.int64)
+        assert label_draws._columns_of(values, ids).tolist() == expected.tolist()
+    assert (label_draws._columns_of(wanted, task_ids) >= 0).sum() == wanted.isin(column.index).sum() > 0

@@ -86,6 +86,10 @@ def test_the_band_s_point_is_the_headline_and_certain_labels_give_no_width():
     headline = summarise(prompts_per_task(labels.assign(prompt_hash="h")), tasks.assign(family_code="x"), 1, ["x"])["work_time_share_uncovered"]
     assert row["share_uncovered"] == pytest.approx(headline)
     assert row["prompts_labeled"] == 2 and row["prompts_with_alternatives"] == 2 and not row["calibration_fitted"]
+    # p2 without its other occupation: one prompt of two has an alternative.
+    alone = uncertainty_tables(labels, judgements, candidates[(candidates["prompt_id"] != "p2") | (candidates["occupation_rank"] == 1)],
+                               pd.DataFrame(columns=["yardstick", "subset", "benchmark", "prompt_id", "n_labels", "occupation_top1"]), tasks, "j", 1, draws=5)
+    assert alone["work_time_uncovered_band"].iloc[0][["prompts_labeled", "prompts_with_alternatives"]].tolist() == [2, 1]
     assert row["band_low"] <= row["share_uncovered"] <= row["band_high"] and 0 <= row["band_low"] and row["band_high"] <= 1
     sure = judgements.assign(confidence=1.0)
     sets = label_sets(labels, sure, candidates, tasks["task_id"].to_numpy())
@@ -248,3 +252,79 @@ def test_the_step_reads_coded_prompts_and_only_the_candidates_a_re_draw_can_pick
         pd.testing.assert_frame_equal(table.reset_index(drop=True), coded[name].reset_index(drop=True), check_dtype=False)
     assert coded["abstention_by_benchmark"]["benchmark"].tolist() == ["alpha", "mid", "zeta", "all"]
     assert coded["work_time_uncovered_band"]["draws"].iloc[0] == 200
+
+
+def _judged_codes(seed: int):
+    """Prompts of four benchmarks as integer codes (the step's): some labeled with 1 to 4 tasks (a few
+    outside the task list 0..19, one pair labeled twice), some abstained (a few as personal errands),
+    some not read."""
+    rng = np.random.default_rng(seed)
+    keys = pd.MultiIndex.from_product([range(4), range(150)], names=["benchmark", "prompt_id"]).to_frame(index=False)
+    status = rng.choice(["labeled", "abstained", "unlabeled"], len(keys), p=[0.7, 0.2, 0.1])
+    reason = np.where(rng.random(len(keys)) < 0.3, "personal errand: x", "other")
+    judgements = keys.assign(status=status, reason=reason, confidence=rng.uniform(0.01, 0.99, len(keys)))
+    labels = [(b, p, int(task), rank, float(rng.uniform(0, 1)))
+              for b, p, s in zip(keys["benchmark"], keys["prompt_id"], status) if s == "labeled"
+              for rank, task in enumerate(rng.choice(24, int(rng.integers(1, 5)), replace=False), start=1)]
+    labels = pd.DataFrame(labels, columns=["benchmark", "prompt_id", "task_id", "rank", "score"])
+    labels = pd.concat([labels, labels[labels["task_id"] < 20].iloc[[3]]], ignore_index=True)  # a (prompt, task) pair twice: counted once
+    tasks = pd.DataFrame({"task_id": np.arange(20), "onet_soc_code": [f"o{i // 4}" for i in range(20)], "hours": rng.uniform(1, 5, 20)})
+    return labels, judgements, tasks
+
+
+@pytest.mark.parametrize("bars", [(0.3, 0.4), None])
+def test_the_abstention_table_of_codes_is_the_table_of_names(bars):
+    """Integer codes take abstention_table's packed paths (membership among the weak, distinct
+    (prompt, task) pairs per task): the table of the same prompts by name, which takes the MultiIndex
+    and drop_duplicates paths, and the counts are coverage.task_counts'."""
+    from workbank_dagster.analysis.coverage import task_counts
+    from workbank_dagster.analysis.uncertainty import _among_weak, _counts_with_and_without, abstention_table
+
+    labels, judgements, tasks = _judged_codes(21)
+    named = [frame.assign(benchmark=frame["benchmark"].map("b{}".format), prompt_id=frame["prompt_id"].map("p{:04d}".format))
+             for frame in (labels, judgements)]
+    weak = weak_prompts(judgements, labels, bars)
+    assert (len(weak) > 0) == (bars is not None)
+    is_weak = _among_weak([labels], weak)[0]
+    assert is_weak.tolist() == labels.set_index(["benchmark", "prompt_id"]).index.isin(weak.set_index(["benchmark", "prompt_id"]).index).tolist()
+    counts, without = _counts_with_and_without(labels, tasks, is_weak)
+    assert counts.tolist() == task_counts(labels, tasks).tolist() and without.tolist() == task_counts(labels[~is_weak], tasks).tolist()
+    threshold = int(counts[np.argmax(counts - without)])  # a task the weak labels alone lift to it (given bars)
+    coded = abstention_table(labels, judgements, weak, tasks, threshold)
+    by_name = abstention_table(*named, weak_prompts(*named[::-1], bars), tasks, threshold)
+    pd.testing.assert_frame_equal(coded.assign(benchmark=coded["benchmark"].map(lambda b: b if b == "all" else f"b{b}")), by_name, check_exact=True)
+    assert (coded["n_tasks_covered_only_with_weak"].iloc[-1] > 0) == (bars is not None)
+
+
+@pytest.mark.parametrize(
+    ("select", "through_arrow"),
+    [
+        ("select i::bigint as a, (i % 7)::integer as b, case when i % 5 = 0 then null else i / 3 end as c from range(50) t(i)", True),
+        ("select i::bigint as a, case when i % 5 = 0 then null else i::integer end as b from range(50) t(i)", False),  # an integer NULL
+        ("select i::bigint as a, 'x' || i as s from range(50) t(i)", False),  # a string
+        ("select i::bigint as a, i::double as c from range(0) t(i)", True),  # no rows
+    ],
+)
+def test_a_frame_of_numbers_is_duckdb_s_frame(select, through_arrow):
+    """label_steps.numbers_frame reads through Arrow what only floats and integers without NULLs
+    make, and gives exactly DuckDB's .df() whichever way it reads."""
+    import duckdb
+
+    from workbank_dagster.analysis.label_steps import numbers_frame
+
+    class Reads:  # the connection, counting the reads through .df()
+        def __init__(self, con):
+            self.con, self.dfs = con, 0
+
+        def sql(self, *args, **kwargs):
+            return self.con.sql(*args, **kwargs)
+
+        def execute(self, *args):
+            self.dfs += 1
+            return self.con.execute(*args)
+
+    con = Reads(duckdb.connect())
+    sql = f"select * from ({select}) where a >= $low order by a"
+    frame = numbers_frame(con, sql, {"low": 3})
+    pd.testing.assert_frame_equal(frame, con.con.execute(sql, {"low": 3}).df(), check_exact=True)
+    assert con.dfs == (0 if through_arrow else 1)

