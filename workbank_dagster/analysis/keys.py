@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 # A packed key is first * radix + second in an int64; this bound keeps it from overflowing.
-_LIMIT = 2**62
+PACKED_LIMIT = 2**62
 
 
 def packed_pairs(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray] | None:
@@ -24,7 +24,7 @@ def packed_pairs(*pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray] | No
     if min(min(int(first.min()), int(second.min())) for first, second in present) < 0:
         return None
     radix = max(int(second.max()) for _, second in present) + 1
-    if max(int(first.max()) for first, _ in present) >= _LIMIT // radix:
+    if max(int(first.max()) for first, _ in present) >= PACKED_LIMIT // radix:
         return None
     return [first.astype(np.int64) * radix + second for first, second in pairs]
 

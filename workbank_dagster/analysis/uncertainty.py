@@ -37,7 +37,7 @@ import pandas as pd
 
 from .calibration import fit_calibration
 from .coverage import task_counts, task_positions, uncovered_share
-from .keys import _LIMIT, distinct_pairs, packed_pairs
+from .keys import PACKED_LIMIT, distinct_pairs, packed_pairs
 from .label_draws import band, draw_shares, label_sets
 
 
@@ -93,7 +93,7 @@ def _counts_with_and_without(labels: pd.DataFrame, tasks: pd.DataFrame, left_out
     if prompt is None or labels.empty or not tasks["task_id"].is_unique:
         return task_counts(labels, tasks), task_counts(labels[~left_out], tasks)
     column = task_positions(labels["task_id"], tasks)
-    if int(prompt[0].max()) >= _LIMIT // max(len(tasks), 1):
+    if int(prompt[0].max()) >= PACKED_LIMIT // max(len(tasks), 1):
         return task_counts(labels, tasks), task_counts(labels[~left_out], tasks)
 
     def counts(kept: np.ndarray) -> np.ndarray:
