@@ -47,7 +47,7 @@ from run import commit, machine, timed  # noqa: E402
 from synthetic_corpus import generate, read_profile, write_benchmark  # noqa: E402
 
 sys.path.insert(0, str(REPO))
-from workbank_dagster.partition_files import SHARED, PartitionFiles  # noqa: E402
+from workbank_dagster.partition_files import FILE_HASHES, SHARED, PartitionFiles  # noqa: E402
 from workbank_dagster.settings import settings_at_load  # noqa: E402
 from workbank_dagster.transform.project import ensure_manifest  # noqa: E402
 
@@ -129,8 +129,10 @@ def workspace(root: Path, base: Path, corpus: Path) -> None:
     shutil.copytree(base, root / "data", ignore=shutil.ignore_patterns("cache"), symlinks=True)
     partitions = root / "data" / "partitions"
     for child in partitions.iterdir():
-        if child.name != SHARED:
+        if child.is_dir() and child.name != SHARED:
             shutil.rmtree(child)
+        elif child.is_file():  # the base's kept file hashes (partition_files.FILE_HASHES): not the corpus's files
+            child.unlink()
     for child in corpus.iterdir():
         shutil.copytree(child, partitions / child.name)
     set_partitions(root / "data" / "dagster_home", PartitionFiles(corpus).partitions("benchmark_prompts"))
@@ -202,7 +204,7 @@ def measure_size(prompts: int, base: Path, cache: Path, scratch: Path, profile, 
         if max(add[-1]["seconds"], change[-1]["seconds"], remove[-1]["seconds"]) >= ONE_MINUTE:
             break
     warehouse = root / "data" / "warehouse.duckdb"
-    partition_bytes = sum(p.stat().st_size for p in (root / "data" / "partitions").rglob("*.parquet") if SHARED not in p.parts)
+    partition_bytes = sum(p.stat().st_size for p in (root / "data" / "partitions").rglob("*.parquet") if SHARED not in p.parts and p.name != FILE_HASHES)
     entry = {
         "prompts": prompts,
         "benchmarks": n_benchmarks,
