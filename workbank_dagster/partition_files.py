@@ -138,11 +138,13 @@ class PartitionFiles:
     def file_sha256s(self, tables: Iterable[str]) -> dict[str, dict[str, tuple[int, int, str]]]:
         """Per table, each file's (size, modification time in microseconds, SHA-256 of its bytes), in
         partition order. A file whose size and time are those kept in FILE_HASHES is not read again;
-        the others are hashed. Then FILE_HASHES is written anew with every file now here (less the
-        ones modified within RACY_SECONDS of being hashed; other tables' kept as they were), for the next run and for dbt: the staging
-        models read a file's hash there when its size and time still match (macros/by_benchmark.sql)
-        instead of hashing its bytes. At a million prompts the 5,000 files (1.7 GB) took about 1.7 s
-        to hash here, and DuckDB hashed them again, twice per staging model, about 2 s more."""
+        the others are hashed. Then FILE_HASHES is written anew with every file of these tables now
+        here (less those modified within RACY_SECONDS of being hashed) and the other tables' as they
+        were, for the next run and for dbt: the staging models read a file's hash there while its
+        size and time still match (macros/by_benchmark.sql) instead of hashing its bytes. At a
+        million prompts the 5,000 files (1.7 GB) took about 1.7 s to hash here, and DuckDB hashed
+        them again, twice per staging model, about 2 s more. A folder that cannot be written (a
+        read-only copy of the data) keeps no hashes: every file is hashed each time, as before."""
         kept = self._kept_hashes()
         now = time.time()
         out: dict[str, dict[str, tuple[int, int, str]]] = {}
@@ -160,8 +162,11 @@ class PartitionFiles:
                     rows.append((table, path.name, size, modified_us, sha256))
         rows += [(table, name, *known) for (table, name), known in kept.items() if table not in out]  # the other tables' are theirs to judge
         frame = pd.DataFrame(rows, columns=["table_name", "file_name", "size", "modified_us", "sha256"])
-        with atomic_path(self.root / FILE_HASHES) as scratch:
-            frame.astype({"size": "int64", "modified_us": "int64"}).to_parquet(scratch, index=False)
+        try:
+            with atomic_path(self.root / FILE_HASHES) as scratch:
+                frame.astype({"size": "int64", "modified_us": "int64"}).to_parquet(scratch, index=False)
+        except OSError:
+            pass  # not kept: the next run hashes every file again
         return out
 
     def _kept_hashes(self) -> dict[tuple[str, str], tuple[int, int, str]]:
@@ -169,10 +174,12 @@ class PartitionFiles:
         it is missing or unreadable (every file is then hashed)."""
         path = self.root / FILE_HASHES
         try:
-            frame = pd.read_parquet(path)
-        except (OSError, ValueError):
+            frame = pd.read_parquet(path)[["table_name", "file_name", "size", "modified_us", "sha256"]] if path.is_file() else None
+        except (OSError, ValueError, KeyError):  # unreadable, or not these columns
+            frame = None
+        if frame is None:
             return {}
-        return {(t, f): (int(s), int(m), h) for t, f, s, m, h in frame[["table_name", "file_name", "size", "modified_us", "sha256"]].itertuples(index=False)}
+        return {(t, f): (int(s), int(m), h) for t, f, s, m, h in frame.itertuples(index=False)}
 
     def shared_path(self, name: str) -> Path:
         return self.root / SHARED / f"{name}{SUFFIX}"

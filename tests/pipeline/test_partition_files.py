@@ -127,3 +127,15 @@ def test_a_file_hashed_right_after_it_was_written_is_not_kept(tmp_path):
     assert set(hashes) == {"fresh", "old"}
     assert pd.read_parquet(tmp_path / FILE_HASHES)["file_name"].tolist() == ["old.parquet"]
     assert files.content_sha256("t") == files.content_sha256s(["t"])["t"] is not None
+
+
+def test_a_folder_that_cannot_take_the_kept_hashes_still_gives_them(tmp_path):
+    """The warehouse step's key reads every file's hash; where the kept-hashes file cannot be
+    written (here a folder stands in its way; a read-only copy of the data does the same), the
+    hashes are still given, and nothing is kept."""
+    files = PartitionFiles(tmp_path)
+    _age(files.write("t", "a", pd.DataFrame({"x": [1]})))
+    (tmp_path / FILE_HASHES).mkdir()
+    assert files.content_sha256s(["t"])["t"] is not None
+    assert files.file_sha256s(["t"])["t"]["a"][2] == file_sha256(files.path("t", "a"))
+    assert (tmp_path / FILE_HASHES).is_dir()
