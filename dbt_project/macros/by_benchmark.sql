@@ -3,7 +3,7 @@
 
   Staging, over the per-benchmark Parquet files (one file per table and benchmark, partition_files.py):
   each row records the hash of the file it was read from (`source_file_hash`: the SHA-256 of the
-  file's bytes the pipeline kept for it, or DuckDB's hash of them, `benchmark_files`). A build reads
+  file's bytes, kept by the pipeline or computed by DuckDB, `benchmark_files`). A build reads
   only the files whose hash the model does not hold yet (new or changed benchmarks,
   `benchmark_table`), after its pre-hook deleted the rows of every benchmark whose file changed or is
   gone (`delete_stale_benchmarks`). A full refresh, or a first build, reads every file.
@@ -23,9 +23,11 @@
 {% macro benchmark_files(table) %}
 {#- benchmark -> {path, hash, rows} for the files of one per-benchmark table now (run time only); rows
     from the file's footer: a file with none (a benchmark without results) has nothing to read.
-    A file's hash is the SHA-256 the pipeline kept for it (partition_files.FILE_HASHES, written before
-    every build) while its size and modification time are still those it was hashed at; any other
-    file's is DuckDB's hash() of its bytes, read here (a file written since, or dbt run by hand). -#}
+    A file's hash is the SHA-256 of its bytes: the one the pipeline kept for it (partition_files.FILE_HASHES,
+    written before every build) while its size and modification time are still those it was hashed
+    at, else DuckDB's sha256() of its bytes, read here (a file written since or just before, dbt run by
+    hand). Either way the same bytes give the same hash: the tables of two runs over the same files
+    are equal whichever way each got its hashes. -#}
 {%- set files = {} -%}
 {%- if execute -%}
     {%- if run_query("select count(*) from glob('.file_sha256.parquet')").rows[0][0] > 0 -%}
@@ -43,7 +45,8 @@
     {%- endfor -%}
     {%- set read_hashes = {} -%}
     {%- if unhashed -%}
-        {%- for path, file_hash in run_query("select filename, hash(content)::varchar from read_blob([" ~ unhashed | join(", ") ~ "])").rows -%}
+        {#- SHA-256, as the pipeline's: the same bytes get the same hash whichever way it came -#}
+        {%- for path, file_hash in run_query("select filename, sha256(content) from read_blob([" ~ unhashed | join(", ") ~ "])").rows -%}
             {%- do read_hashes.update({path: file_hash}) -%}
         {%- endfor -%}
     {%- endif -%}

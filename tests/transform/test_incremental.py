@@ -26,6 +26,7 @@ import pandas as pd
 import warehouse_snapshot as snap
 from conftest import copy_small_run
 
+from workbank_dagster.common import file_sha256
 from workbank_dagster.partition_files import FILE_HASHES, PartitionFiles
 from workbank_dagster.runner import full_run_config
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
@@ -131,7 +132,8 @@ def test_incremental_builds_after_add_change_remove_equal_a_full_rebuild(tmp_pat
 def test_the_staging_models_take_each_files_kept_hash_while_it_still_matches(tmp_path, small_base_run, session_cache):
     """The pipeline keeps every partition file's SHA-256 (partition_files.FILE_HASHES) and the staging
     models record it instead of hashing the file's bytes again, but only while the file's size and
-    modification time are those it was hashed at: a file written since is hashed by DuckDB."""
+    modification time are those it was hashed at: a file written since is hashed by DuckDB, with
+    SHA-256 too, so the same bytes get the same hash whichever way it came."""
     root = tmp_path / "run"
     copy_small_run(small_base_run, root, session_cache)
     data = root / "data"
@@ -142,22 +144,21 @@ def test_the_staging_models_take_each_files_kept_hash_while_it_still_matches(tmp
     files.file_sha256s(STAGING_OVER_FILES.values())
     kept = pd.read_parquet(files.root / FILE_HASHES)
     planted, rewritten = files.partitions("benchmark_prompts")[:2]
-    kept.loc[(kept["table_name"] == "benchmark_prompts") & (kept["file_name"] == f"{planted}.parquet"), "sha256"] = "planted"
+    for benchmark, value in ((planted, "planted"), (rewritten, "stale")):
+        kept.loc[(kept["table_name"] == "benchmark_prompts") & (kept["file_name"] == f"{benchmark}.parquet"), "sha256"] = value
     kept.to_parquet(files.root / FILE_HASHES, index=False)
     rewritten_path = files.path("benchmark_prompts", rewritten)
-    files.write("benchmark_prompts", rewritten, pd.read_parquet(rewritten_path))  # the same rows: the same size, another time
+    files.write("benchmark_prompts", rewritten, pd.read_parquet(rewritten_path))  # the same rows, written again: another time
     _dbt(data, tmp_path / "target", full_refresh=True)
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
     try:
         recorded = dict(con.execute("select distinct benchmark, source_file_hash from staging.stg_benchmarks__prompts").fetchall())
-        read_now = con.execute("select hash(content)::varchar from read_blob(?)", [str(rewritten_path)]).fetchone()[0]
     finally:
         con.close()
     assert recorded[planted] == "planted"
-    assert recorded[rewritten] == read_now != kept.set_index("file_name").loc[f"{rewritten}.parquet"].query("table_name == 'benchmark_prompts'")["sha256"].item()
-    others = kept[kept["table_name"] == "benchmark_prompts"].set_index("file_name")["sha256"]
-    assert {b: h for b, h in recorded.items() if b not in (planted, rewritten)} == {
-        name.removesuffix(".parquet"): sha for name, sha in others.items() if name.removesuffix(".parquet") not in (planted, rewritten)
+    assert recorded[rewritten] == file_sha256(rewritten_path)  # not the kept "stale": read again, by DuckDB
+    assert {benchmark: file_sha256(files.path("benchmark_prompts", benchmark)) for benchmark in recorded if benchmark != planted} == {
+        benchmark: value for benchmark, value in recorded.items() if benchmark != planted
     }
 
 
