@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from workbank_dagster.analysis import label_draws
+from workbank_dagster.analysis import keys, label_draws
 from workbank_dagster.analysis.calibration import IDENTITY, Calibration, _expit, _logit
 from workbank_dagster.analysis.coverage import bootstrap_share
 from workbank_dagster.analysis.label_draws import draw_shares, draws_per_chunk, label_sets
@@ -218,8 +218,9 @@ def test_the_incidence_is_scipy_s_from_coordinates(ordered):
 
 
 def test_rows_and_columns_are_those_of_the_merge_and_the_map():
-    """label_draws._rows_of (a run of equal keys looked up once) and _columns_of (a table by task id,
-    or the map when the ids are not small non-negative integers): a merge's pairs and a map's NaN as -1."""
+    """label_draws._rows_of (a run of equal keys looked up once) and keys.positions_among (a table by
+    task id, or pandas' index when the ids are not small non-negative integers): a merge's pairs and a
+    map's NaN as -1."""
     rng = np.random.default_rng(13)
     table = pd.DataFrame({"benchmark": [0, 0, 1, 1, 2], "prompt_id": [0, 3, 1, 2, 0]})
     frame = pd.DataFrame({"benchmark": rng.integers(0, 3, 400), "prompt_id": rng.integers(0, 4, 400)})
@@ -231,5 +232,5 @@ def test_rows_and_columns_are_those_of_the_merge_and_the_map():
     column = pd.Series(np.arange(4), index=pd.Index(task_ids))
     for ids, values in ((task_ids, wanted), (task_ids, wanted.clip(0, 40)), (task_ids + 2**40, wanted.astype("int64") + 2**40), (task_ids, wanted.astype(object))):
         expected = values.astype("int64").map(pd.Series(np.arange(4), index=pd.Index(ids))).fillna(-1).to_numpy(dtype=np.int64)
-        assert label_draws._columns_of(values, ids).tolist() == expected.tolist()
-    assert (label_draws._columns_of(wanted, task_ids) >= 0).sum() == wanted.isin(column.index).sum() > 0
+        assert keys.positions_among(values, ids).tolist() == expected.tolist()
+    assert (keys.positions_among(wanted, task_ids) >= 0).sum() == wanted.isin(column.index).sum() > 0

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from .keys import distinct_pairs
+from .keys import distinct_pairs, positions_among
 
 SUMMARY_COLUMNS = ["n_tasks_covered", "n_occupations_with_covered_task", "n_families_without_covered_occupation", "work_time_share_uncovered"]
 
@@ -49,8 +49,7 @@ def task_counts(labels: pd.DataFrame, tasks: pd.DataFrame) -> np.ndarray:
 
 def task_positions(task_ids, tasks: pd.DataFrame) -> np.ndarray:
     """The row of `tasks` of each task id (-1 for a task id `tasks` does not have)."""
-    index = pd.Index(tasks["task_id"].astype(int))
-    return index.get_indexer(pd.Index(np.asarray(task_ids, dtype=np.int64)))
+    return positions_among(task_ids, tasks["task_id"].astype(int))
 
 
 class BenchmarkCounts:

@@ -5,6 +5,7 @@ steps' tables carry integer codes (analysis/step.py)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 # A packed key is first * radix + second in an int64; this bound keeps it from overflowing.
 PACKED_LIMIT = 2**62
@@ -40,3 +41,25 @@ def distinct_pairs(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, i
     radix = int(second.max()) - low + 1
     key = np.sort(first * radix + (second - low), kind="stable")
     return key[np.r_[True, key[1:] != key[:-1]]], low, radix
+
+
+# The largest id + 1 that `positions_among` looks up in a table (8 bytes an id: 8 MB).
+ID_TABLE_LIMIT = 2**20
+
+
+def positions_among(values, ids) -> np.ndarray:
+    """Each of `values`' position among `ids` (distinct integers), -1 for one they lack. Task ids are
+    small non-negative integers (18,796 of them up to 24,001): they are looked up in a table indexed
+    by the id, where a hashed lookup of the label steps' 9.3 M candidates at a million prompts took
+    0.23 s (the table, labels and candidates, 0.06). Other ids go through pandas' index."""
+    values = np.asarray(values)
+    values = values if np.issubdtype(values.dtype, np.integer) else values.astype(np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    if not (len(ids) and len(values) and 0 <= ids.min() and ids.max() < ID_TABLE_LIMIT and len(np.unique(ids)) == len(ids)):
+        return pd.Index(ids).get_indexer(pd.Index(values.astype(np.int64)))
+    table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
+    table[ids] = np.arange(len(ids))
+    if 0 <= values.min() and values.max() < len(table):
+        return table[values]
+    inside = (values >= 0) & (values < len(table))
+    return np.where(inside, table[np.where(inside, values, 0)], -1)

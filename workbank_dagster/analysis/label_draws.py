@@ -17,7 +17,7 @@ import pandas as pd
 from scipy import sparse
 
 from .calibration import Calibration, _expit, _logit
-from .keys import packed_pairs
+from .keys import packed_pairs, positions_among
 
 BAND_LEVEL = 0.95
 
@@ -143,29 +143,6 @@ def _rows_of(table: pd.DataFrame, frame: pd.DataFrame, key: list[str]) -> np.nda
     return np.repeat(pd.Index(packed[0]).get_indexer(keys[start]), np.diff(np.r_[start, len(keys)]))
 
 
-def _columns_of(task_id: pd.Series, task_ids: np.ndarray) -> np.ndarray:
-    """Each task id's position among `task_ids` (distinct), -1 for one they lack: what a map on a
-    Series indexed by `task_ids` gives, NaN as -1. Task ids are small non-negative integers (18,796
-    of them up to 24,001): they are looked up in a table indexed by the id, where the map of 9.3 M
-    candidates' ids hashed each (0.23 s at a million prompts; the table, labels and candidates, 0.06)."""
-    values = task_id.to_numpy()
-    ids = np.asarray(task_ids, dtype=np.int64)
-    if not (np.issubdtype(values.dtype, np.integer) and len(ids) and len(values) and 0 <= ids.min() and ids.max() < _TASK_TABLE_LIMIT
-            and len(np.unique(ids)) == len(ids)):
-        column = pd.Series(np.arange(len(ids)), index=pd.Index(ids))
-        return task_id.astype("int64").map(column).fillna(-1).to_numpy(dtype=np.int64)
-    table = np.full(int(ids.max()) + 1, -1, dtype=np.int64)
-    table[ids] = np.arange(len(ids))
-    if 0 <= values.min() and values.max() < len(table):
-        return table[values]
-    inside = (values >= 0) & (values < len(table))
-    return np.where(inside, table[np.where(inside, values, 0)], -1)
-
-
-# The largest task id + 1 that _columns_of looks up in a table (8 bytes an id: 8 MB).
-_TASK_TABLE_LIMIT = 2**20
-
-
 def _first_per_group(group: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The groups (sorted), each one's first value that is not NaN in row order (NaN when it has
     none), and each row's group (its position among them): pandas' groupby(...).first() on integer
@@ -236,7 +213,7 @@ def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.Da
     labeled = judgements.loc[judgements["status"] == "labeled", [*key, "confidence"]].sort_values(key).reset_index(drop=True)
     n_prompts = len(labeled)
     own_prompt = _rows_of(labeled, labels, key)
-    own_column = _columns_of(labels["task_id"], task_ids)
+    own_column = positions_among(labels["task_id"], task_ids)
     own_kept = (own_prompt >= 0) & (own_column >= 0)
     own_prompt, own_column = own_prompt[own_kept], own_column[own_kept]
     k = np.bincount(own_prompt, minlength=n_prompts)
@@ -245,7 +222,7 @@ def label_sets(labels: pd.DataFrame, judgements: pd.DataFrame, candidates: pd.Da
     # every row is kept (the step reads only such rows): at a million prompts a frame of the other
     # occupations' rows and three masks of 9.3 M rows took 0.8 s.
     alt_prompt = _rows_of(labeled, candidates, key)
-    alt_column = _columns_of(candidates["task_id"], task_ids)
+    alt_column = positions_among(candidates["task_id"], task_ids)
     alt_rank = candidates["occupation_rank"].to_numpy(dtype=np.int64)
     # np.append: a candidate of no labeled prompt (-1) meets a k of 0, and is dropped by its -1 anyway.
     alt_kept = (alt_rank > 1) & (alt_prompt >= 0) & (candidates["task_rank"].to_numpy() <= np.append(k, 0)[alt_prompt]) & (alt_column >= 0)
