@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dagster as dg
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -435,3 +436,26 @@ def test_charts_of_a_thousand_benchmarks_show_the_largest_and_say_how_many_they_
     scores = pd.DataFrame({"benchmark": [f"s{i % 30:02d}" for i in range(300)] + ["s00"] * 5, "simple_score": 0.5, "weighted_score": 0.5})
     legend = re.findall(r">(s\d\d|[\d,]+ other benchmarks)<", model_scores_svg(scores, tmp_path / "scores.svg").read_text())
     assert legend == [f"s{i:02d}" for i in range(MOST_BENCHMARKS_IN_LEGEND)] + ["10 other benchmarks"]  # s00 has the most, then ties by name
+
+
+def test_a_model_score_scatter_past_most_vector_points_is_one_image_in_the_svg_and_stays_deterministic(tmp_path):
+    """At a million prompts the scatter had 59,107 points, one SVG element each (8.7 MB). Past
+    MOST_VECTOR_POINTS the points are one embedded image, axes and legend still text; up to it,
+    every point is a vector mark. Either way a re-draw writes the same bytes."""
+    import re
+
+    from workbank_dagster.report.static_figures import MOST_VECTOR_POINTS, model_scores_svg
+
+    def scores(n: int) -> pd.DataFrame:
+        rng = np.random.default_rng(0)
+        return pd.DataFrame({"benchmark": [f"s{i % 40:02d}" for i in range(n)], "simple_score": rng.random(n), "weighted_score": rng.random(n)})
+
+    vector = model_scores_svg(scores(MOST_VECTOR_POINTS), tmp_path / "few.svg").read_text()
+    assert "<image" not in vector and len(re.findall(r"<use ", vector)) >= MOST_VECTOR_POINTS
+    just_past, many = (model_scores_svg(scores(n), tmp_path / f"{n}.svg") for n in (MOST_VECTOR_POINTS + 1, 8 * MOST_VECTOR_POINTS))
+    for raster in (just_past, many):
+        text = raster.read_text()
+        assert len(re.findall(r"<image ", text)) == 1 and len(re.findall(r"<use ", text)) < 100
+        assert "other benchmarks" in text and "O*NET-weighted score" in text  # the legend and axes are still text
+    assert many.stat().st_size < 8 * len(vector) / 3  # eight times the points as vector marks would be some eight times the bytes
+    assert model_scores_svg(scores(8 * MOST_VECTOR_POINTS), tmp_path / "again.svg").read_bytes() == many.read_bytes()
