@@ -23,6 +23,7 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version,
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys, project_inputs
+from .exports import ROW_LIMIT
 from .attribution import reference_sources
 from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
@@ -118,8 +119,8 @@ def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource,
 @versioned_asset(
     key=EXPORTS,
     deps=[*MART_KEYS, *ANALYSIS_KEYS],
-    description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv (a table longer than a "
-    "spreadsheet's 1,048,576 rows: the folder <schema>.<table>/, one benchmark=<slug>/ subfolder each), written only where its rows changed.",
+    description="Every mart and analysis table as data/outputs/tables/<schema>.<table>.parquet and .csv (a table of more than "
+    f"{ROW_LIMIT:,} rows with a benchmark column: the folder <schema>.<table>/, one benchmark=<slug>/ subfolder each), written only where its rows changed.",
     **warehouse_step("report", "team:analysis", "parquet", "csv"),
 )
 def table_exports(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
