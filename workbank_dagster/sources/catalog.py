@@ -85,8 +85,10 @@ def benchmark_attribution(found: dict[str, Benchmark], slugs: list[str]) -> pd.D
 
 def catalog(files: PartitionFiles, current: list[str]) -> pd.DataFrame:
     """benchmark, n_prompts, error (NULL when its files loaded), for every current partition."""
-    prompts = files.read("benchmark_prompts", current, columns=["benchmark"])
-    counts = prompts["benchmark"].value_counts().to_dict() if len(prompts) else {}
+    # Counted by DuckDB over the files together: at a million prompts (1,009 files) reading each file's
+    # column into pandas and counting took 1.7 s, this 0.2 s (the same counts).
+    counted = files.query("benchmark_prompts", "select benchmark, count(*) as n from {table} group by benchmark", current)
+    counts = dict(zip(counted["benchmark"], counted["n"])) if counted is not None else {}
     errors: dict[str, list[str]] = {}
     for table in PARTITIONED_SOURCES:
         found = files.read(errors_table(table), current, columns=["benchmark", "error"])
