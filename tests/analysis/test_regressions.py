@@ -317,3 +317,44 @@ def test_simple_ratios_are_the_shares_of_the_task_table_and_the_occupations_add_
     assert table.loc[("exposure", 5, "adjusted"), "estimate"] == pytest.approx(coverage_logit(tasks.assign(covered=at5)).ratio[0])
     # At threshold 1 more tasks are covered, and the rows are there for it too.
     assert table.loc[("exposure", 1, "simple"), "n_tasks_covered"] > row["n_tasks_covered"]
+
+
+def test_the_steps_over_the_task_table_are_kept_while_no_tasks_flag_moves(tmp_path):
+    """The regressions read a task's covered flag, and ratios_by_threshold its prompt count only as
+    compared with the thresholds: a refresh that moves prompt counts and no task's flag (at a million
+    prompts, adding a benchmark moved 10 to 100 counts and no flag) keeps all three steps' tables; a
+    count that crosses a sensitivity threshold refits the ratios only, and a moved covered flag all three."""
+    import dagster as dg
+
+    from workbank_dagster import warehouse
+    from workbank_dagster.analysis.assets import coverage_regression, importance_regression, ratios_by_threshold
+    from workbank_dagster.resources import Warehouse
+    from workbank_dagster.settings import PipelineSettings
+
+    db = tmp_path / "w.duckdb"
+    tasks = _synthetic_tasks(seed=3)
+    _marts_from(tasks, db)  # n_prompts 5 for a covered task, 0 for the others
+    settings = PipelineSettings().resolve()
+    assert settings.coverage_threshold == 5 and 1 in settings.sensitivity_thresholds and max(settings.sensitivity_thresholds) == 10
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
+    steps = {"coverage_regression": coverage_regression, "importance_regression": importance_regression, "ratios_by_threshold": ratios_by_threshold}
+
+    def recomputed() -> dict[str, bool]:
+        result = dg.materialize(list(steps.values()), instance=instance, resources=resources)
+        flags = {name: {m.metadata["recomputed"].value for m in result.asset_materializations_for_node(name)} for name in steps}
+        assert all(len(found) == 1 for found in flags.values())
+        return {name: found.pop() for name, found in flags.items()}
+
+    def counts(sql: str) -> None:
+        with warehouse.connect(db) as con:
+            con.execute(sql)
+
+    assert recomputed() == dict.fromkeys(steps, True)
+    counts("update marts.fct_task_coverage set n_prompts = 7 where covered")  # 5 -> 7: on the same side of every threshold (1, 3, 5, 10)
+    assert recomputed() == dict.fromkeys(steps, False)
+    uncovered = int(tasks.loc[~tasks["covered"], "task_id"].iloc[0])
+    counts(f"update marts.fct_task_coverage set n_prompts = 2 where task_id = {uncovered}")  # crosses threshold 1, not 5
+    assert recomputed() == {"coverage_regression": False, "importance_regression": False, "ratios_by_threshold": True}
+    counts(f"update marts.fct_task_coverage set n_prompts = 5, covered = true where task_id = {uncovered}")
+    assert recomputed() == dict.fromkeys(steps, True)

@@ -5,6 +5,7 @@ step shares (reading, keeping, writing) in step.py."""
 from collections.abc import Callable
 
 import dagster as dg
+import numpy as np
 import pandas as pd
 
 from .. import warehouse
@@ -24,8 +25,31 @@ from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_gre
 
 @analysis_step("coverage_regression", ["coverage_logit_coefs", "coverage_logit_curve", "coverage_logit_ratio"], TASK_DEPS)
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    tasks = read_task_frame(warehouse_db)
+    tasks = regression_frame(read_task_frame(warehouse_db))
     yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.cluster_level)
+
+
+# What the regressions read of a task. The frames a step passes on are its fingerprint as well as its input
+# (step.computed_or_kept), so a step given only these is kept by a refresh that moves prompt counts and no
+# task's flag: at a million prompts, adding a benchmark of 1,000 prompts moved 10 to 100 tasks' counts and
+# no task's flag at any threshold, and the three steps over the task table (5 s) fitted the same models again.
+REGRESSION_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"]
+THRESHOLD_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "n_prompts"]
+
+
+def regression_frame(tasks: pd.DataFrame) -> pd.DataFrame:
+    """The columns of the task table that coverage_logit and importance_logit read."""
+    return tasks[REGRESSION_COLUMNS]
+
+
+def threshold_frame(tasks: pd.DataFrame, thresholds: tuple[int, ...]) -> pd.DataFrame:
+    """The columns of the task table that threshold_ratios reads, each task's prompt count replaced by the
+    largest of `thresholds` it reaches (0: none; thresholds are at least 1): every `n_prompts >= t` that
+    threshold_ratios compares, t one of `thresholds`, comes out as with the count itself."""
+    frame = tasks[THRESHOLD_COLUMNS]
+    levels = np.array(sorted(set(thresholds)), dtype=np.int64)
+    reached = np.searchsorted(levels, frame["n_prompts"].to_numpy(dtype=np.int64), side="right") - 1
+    return frame.assign(n_prompts=np.where(reached >= 0, levels[np.maximum(reached, 0)], 0))
 
 
 def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
@@ -38,7 +62,7 @@ def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.Dat
 
 @analysis_step("importance_regression", ["importance_logit", "importance_logit_ratio"], TASK_DEPS)
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
-    tasks = read_task_frame(warehouse_db)
+    tasks = regression_frame(read_task_frame(warehouse_db))
     yield from computed_or_kept(context, warehouse_db, importance_tables, tasks, pipeline_settings.cluster_level)
 
 
@@ -54,8 +78,8 @@ def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.D
 def ratios_by_threshold(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     """Both ratios, simple and model-adjusted, at every sensitivity threshold (analysis/comparison.py)."""
     settings = pipeline_settings.resolve()
-    tasks = read_task_frame(warehouse_db)
     thresholds = tuple(sorted(set(settings.sensitivity_thresholds) | {settings.coverage_threshold}))
+    tasks = threshold_frame(read_task_frame(warehouse_db), thresholds)
     yield from computed_or_kept(context, warehouse_db, ratio_tables, tasks, thresholds, settings.cluster_level)
 
 
