@@ -23,9 +23,8 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version,
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys, project_inputs
-from .exports import ROW_LIMIT
 from .attribution import reference_sources
-from .exports import column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
+from .exports import ROW_LIMIT, column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
 from .headline import benchmark_versions, headline_numbers, rejected_files
 from .page import TEMPLATE_DIR, render_report
