@@ -57,7 +57,7 @@ ONE_MINUTE = 60.0
 # the definitions and Dagster's own events.
 PHASES = {
     "dbt": ("dbt_models",),
-    "analysis": ("coverage_regression", "coverage_sensitivity", "importance_regression", "model_scores", "workbank_audit",
+    "analysis": ("coverage_regression", "coverage_sensitivity", "judge_ratios", "importance_regression", "model_scores", "workbank_audit",
                  "analysis__uncovered_by_telework", "analysis__coverage_history", "label_uncertainty", "ratios_by_threshold"),
     "catalogs": ("raw__benchmark_catalog", "labeling__label_catalog", "raw__source_files", "labeling__judge_validation"),
 }

@@ -358,3 +358,50 @@ def test_the_steps_over_the_task_table_are_kept_while_no_tasks_flag_moves(tmp_pa
     assert recomputed() == {"coverage_regression": False, "importance_regression": False, "ratios_by_threshold": True}
     counts(f"update marts.fct_task_coverage set n_prompts = 5, covered = true where task_id = {uncovered}")
     assert recomputed() == dict.fromkeys(steps, True)
+
+
+def test_judge_ratios_are_kept_while_no_judges_covered_tasks_change(tmp_path):
+    """judge_ratios reads of each judge's labels only which tasks it covers (at least
+    `coverage_threshold` distinct prompts): labels that cover no new task keep its fits; a task a
+    judge newly covers refits them, with that judge's covered task among the fit's."""
+    import dagster as dg
+
+    from workbank_dagster import warehouse
+    from workbank_dagster.analysis.label_steps import judge_ratio_assets
+    from workbank_dagster.resources import Warehouse
+    from workbank_dagster.settings import PipelineSettings
+
+    db = tmp_path / "w.duckdb"
+    tasks = _synthetic_tasks(seed=4)
+    _marts_from(tasks, db)
+    covered = tasks.loc[tasks["covered"], "task_id"].astype(int).tolist()
+
+    def labels(judge: str, task_ids: list[int], prompts: int, first: int = 0) -> pd.DataFrame:
+        return pd.DataFrame([(judge, "b", f"{t}-{i}", t) for t in task_ids for i in range(first, first + prompts)],
+                            columns=["labeler", "benchmark", "prompt_id", "task_id"])
+
+    table = pd.concat([labels("judge-a", covered, 5), labels("judge-b", covered[::2], 5)], ignore_index=True)
+    with warehouse.connect(db) as con:
+        warehouse.replace_table(con, "marts", "fct_prompt_task_labels_all_labelers", table)
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
+
+    def run(extra: pd.DataFrame | None = None) -> tuple[bool, pd.DataFrame]:
+        if extra is not None:
+            with warehouse.connect(db) as con:
+                con.execute("insert into marts.fct_prompt_task_labels_all_labelers select * from extra")
+        result = dg.materialize([judge_ratio_assets], instance=instance, resources=resources)
+        (materialization,) = result.asset_materializations_for_node("judge_ratios")
+        with warehouse.connect(db) as con:
+            return materialization.metadata["recomputed"].value, con.execute("select * from analysis.judge_ratios order by labeler").df()
+
+    recomputed, first = run()
+    assert recomputed and list(first["labeler"]) == ["judge-a", "judge-b"] and first["threshold"].eq(5).all()
+    uncovered = int(tasks.loc[~tasks["covered"], "task_id"].iloc[0])
+    # A sixth prompt on a covered task, four on an uncovered one: no judge covers another task.
+    recomputed, kept = run(pd.concat([labels("judge-a", covered[:1], 1, first=5), labels("judge-a", [uncovered], 4)]))
+    assert not recomputed
+    pd.testing.assert_frame_equal(kept, first)
+    recomputed, refit = run(labels("judge-a", [uncovered], 1, first=4))  # its fifth prompt: judge-a covers it now
+    assert recomputed
+    assert refit.loc[1].equals(first.loc[1]) and not refit.loc[0].equals(first.loc[0])

@@ -5,7 +5,6 @@ step shares (reading, keeping, writing) in step.py."""
 from collections.abc import Callable
 
 import dagster as dg
-import numpy as np
 import pandas as pd
 
 from .. import warehouse
@@ -16,9 +15,9 @@ from ..resources import WarehouseResource
 from ..settings import PipelineSettings
 from .columns import TABLES
 from .comparison import threshold_ratios
-from .label_steps import coverage_sensitivity_assets, label_uncertainty, model_scores
+from .label_steps import coverage_sensitivity_assets, judge_ratio_assets, label_uncertainty, model_scores
 from .regressions import coverage_logit, importance_logit
-from .step import SCHEMA, TASK_DEPS, analysis_step, computed_or_kept, key, read_task_frame, task_frame
+from .step import SCHEMA, TASK_DEPS, analysis_step, computed_or_kept, key, read_task_frame, regression_frame, task_frame, threshold_frame
 from .telework import telework_split
 from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_green_light
 
@@ -29,27 +28,6 @@ def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: Warehou
     yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.cluster_level)
 
 
-# What the regressions read of a task. The frames a step passes on are its fingerprint as well as its input
-# (step.computed_or_kept), so a step given only these is kept by a refresh that moves prompt counts and no
-# task's flag: at a million prompts, adding a benchmark of 1,000 prompts moved 10 to 100 tasks' counts and
-# no task's flag at any threshold, and the three steps over the task table (5 s) fitted the same models again.
-REGRESSION_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"]
-THRESHOLD_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "n_prompts"]
-
-
-def regression_frame(tasks: pd.DataFrame) -> pd.DataFrame:
-    """The columns of the task table that coverage_logit and importance_logit read."""
-    return tasks[REGRESSION_COLUMNS]
-
-
-def threshold_frame(tasks: pd.DataFrame, thresholds: tuple[int, ...]) -> pd.DataFrame:
-    """The columns of the task table that threshold_ratios reads, each task's prompt count replaced by the
-    largest of `thresholds` it reaches (0: none; thresholds are at least 1): every `n_prompts >= t` that
-    threshold_ratios compares, t one of `thresholds`, comes out as with the count itself."""
-    frame = tasks[THRESHOLD_COLUMNS]
-    levels = np.array(sorted(set(thresholds)), dtype=np.int64)
-    reached = np.searchsorted(levels, frame["n_prompts"].to_numpy(dtype=np.int64), side="right") - 1
-    return frame.assign(n_prompts=np.where(reached >= 0, levels[np.maximum(reached, 0)], 0))
 
 
 def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
@@ -143,6 +121,7 @@ def uncovered_by_telework(context: dg.AssetExecutionContext, warehouse_db: Wareh
 
 
 analysis_assets = [
-    coverage_regression, importance_regression, ratios_by_threshold, coverage_sensitivity_assets, label_uncertainty, model_scores, workbank_audit, uncovered_by_telework,
+    coverage_regression, importance_regression, ratios_by_threshold, coverage_sensitivity_assets, judge_ratio_assets, label_uncertainty, model_scores, workbank_audit,
+    uncovered_by_telework,
 ]
 __all__ = ["analysis_assets"]

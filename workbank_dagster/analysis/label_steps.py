@@ -1,5 +1,5 @@
-"""The analysis steps that read the judges' labels: coverage sensitivity (with the bootstrap, each
-judge's ratios and each benchmark's contribution), the label-uncertainty band, and the O*NET-weighted
+"""The analysis steps that read the judges' labels: coverage sensitivity (with the bootstrap and each
+benchmark's contribution), each judge's ratios, the label-uncertainty band, and the O*NET-weighted
 model scores. Thin: they read, close, compute with the pure functions, then write (step.py)."""
 
 import dagster as dg
@@ -14,7 +14,7 @@ from .history import benchmark_contributions
 from .near_duplicates import by_prompt_code, near_duplicate_counts
 from .regressions import coverage_logit, importance_logit
 from .scores import occupation_model_scores, score_differences
-from .step import TASK_DEPS, analysis_step, computed_or_kept, key, task_frame
+from .step import TASK_DEPS, analysis_step, computed_or_kept, key, regression_frame, task_frame
 from .uncertainty import uncertainty_tables, weak_prompts
 
 LABEL_DEPS = [
@@ -58,7 +58,7 @@ from {LABELS} where labeler = ? order by all
 TWINS_SQL = "select task_id, twin_task_id from marts.dim_task_twins order by task_id, twin_task_id"
 
 
-@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "judge_ratios", "benchmark_contribution"], LABEL_DEPS)
+@analysis_step("coverage_sensitivity", ["coverage_sensitivity", "work_time_uncovered_interval", "benchmark_contribution"], LABEL_DEPS)
 def coverage_sensitivity_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     with warehouse_db.connect() as con:
         inputs = read_sensitivity_inputs(con, pipeline_settings.resolve())
@@ -80,12 +80,12 @@ def read_sensitivity_inputs(con, settings) -> tuple:
     counts = con.execute(COUNTS_SQL).df() if unplaced else con.execute(OTHER_COUNTS_SQL, [active]).df()
     active_labels = con.execute(ACTIVE_LABELS_SQL, [active]).df() if unplaced and len(twins) else None
     return (tasks, families, counts, texts, labeled, sizes, labels, active, settings.coverage_threshold, settings.sensitivity_thresholds,
-            settings.cluster_level, twins, active_labels)
+            twins, active_labels)
 
 
 def sensitivity_tables(
     tasks: pd.DataFrame, families: list[str], counts: pd.DataFrame, texts: pd.DataFrame, labeled: pd.DataFrame, sizes: pd.DataFrame,
-    labels: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...], cluster_level: str,
+    labels: pd.DataFrame, active_labeler: str, threshold: int, thresholds: tuple[int, ...],
     twins: pd.DataFrame | None = None, active_labels: pd.DataFrame | None = None, *, progress,
 ) -> dict[str, pd.DataFrame]:
     """`counts`: labeler, benchmark, task_id, n_prompts (every labeler's per-benchmark aggregate; the
@@ -130,17 +130,47 @@ def sensitivity_tables(
             }
         ]
     )
-    ratios = judge_ratios(by_labeler, tasks, threshold, cluster_level)
     contribution = benchmark_contributions(active, labeled.set_index("benchmark")["n_prompts_labeled"], tasks, families, threshold)
-    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "judge_ratios": ratios, "benchmark_contribution": contribution}
+    return {"coverage_sensitivity": table, "work_time_uncovered_interval": interval, "benchmark_contribution": contribution}
 
 
-def judge_ratios(by_labeler: dict[str, BenchmarkCounts], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
-    """The exposure and importance ratios with each judge's coverage: how far the headline's ratios
-    depend on who labeled (label density flattens both towards 1, docs/method.md §3)."""
+# Each judge with a label, and the tasks it covers: at least `threshold` distinct prompts (benchmark and
+# prompt id) labeled with the task, over every benchmark (BenchmarkCounts.total). Ordered: the frames are the
+# step's fingerprint as well as its input, so its fits are kept while no judge's covered tasks change.
+JUDGES_SQL = f"select distinct labeler from {LABELS} order by labeler"
+COVERED_BY_JUDGE_SQL = f"""
+select labeler, task_id from {LABELS}
+group by labeler, task_id
+having count(distinct (benchmark, prompt_id)) >= ?
+order by labeler, task_id
+"""
+
+
+@analysis_step("judge_ratios", ["judge_ratios"], [key("marts", "fct_prompt_task_labels_all_labelers"), *TASK_DEPS])
+def judge_ratio_assets(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
+    """Both regression ratios under each judge's coverage. Its own step, apart from coverage_sensitivity:
+    the fits read only which tasks each judge covers, which a refresh of a benchmark seldom moves."""
+    settings = pipeline_settings.resolve()
+    with warehouse_db.connect() as con:
+        tasks = regression_frame(task_frame(con))
+        judges = [row[0] for row in con.execute(JUDGES_SQL).fetchall()]
+        covered = con.execute(COVERED_BY_JUDGE_SQL, [settings.coverage_threshold]).df()
+    yield from computed_or_kept(context, warehouse_db, judge_ratio_tables, tasks, judges, covered, settings.coverage_threshold, settings.cluster_level)
+
+
+def judge_ratio_tables(tasks: pd.DataFrame, judges: list[str], covered: pd.DataFrame, threshold: int, cluster_level: str) -> dict[str, pd.DataFrame]:
+    """`covered`: labeler, task_id of each judge's covered tasks (COVERED_BY_JUDGE_SQL)."""
+    by_judge = {judge: set(covered.loc[covered["labeler"] == judge, "task_id"].astype(int)) for judge in judges}
+    return {"judge_ratios": judge_ratios(by_judge, tasks, threshold, cluster_level)}
+
+
+def judge_ratios(covered_by_judge: dict[str, set[int]], tasks: pd.DataFrame, threshold: int, cluster_level: str) -> pd.DataFrame:
+    """The exposure and importance ratios with each judge's coverage (`covered_by_judge`: each judge's
+    covered task ids; `threshold` is recorded): how far the headline's ratios depend on who labeled
+    (label density flattens both towards 1, docs/method.md §3)."""
     rows = []
-    for labeler, counts in sorted(by_labeler.items()):
-        mine = tasks.assign(n_prompts=counts.total, covered=counts.total >= threshold)
+    for labeler, covered in sorted(covered_by_judge.items()):
+        mine = tasks.assign(covered=tasks["task_id"].astype(int).isin(covered).to_numpy())
         exposure = coverage_logit(mine, cluster_level=cluster_level).ratio
         importance = importance_logit(mine, cluster_level=cluster_level).ratio
         rows.append(

@@ -5,6 +5,7 @@ kept, not computed, when its code and inputs are those its tables came from (`co
 from collections.abc import Callable
 
 import dagster as dg
+import numpy as np
 import pandas as pd
 
 from .. import warehouse
@@ -93,3 +94,27 @@ def task_frame(con) -> pd.DataFrame:
     frame = con.execute(TASK_FRAME_SQL).df()
     frame["covered"] = frame["covered"].astype(bool)
     return frame
+
+
+# What the regressions read of a task. The frames a step passes on are its fingerprint as well as its input
+# (step.computed_or_kept), so a step given only these is kept by a refresh that moves prompt counts and no
+# task's flag: at a million prompts, adding a benchmark of 1,000 prompts moved 10 to 100 tasks' counts and
+# no task's flag at any threshold, and the steps over the task table and judge_ratios (7 s with statsmodels'
+# import) fitted the same models again.
+REGRESSION_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"]
+THRESHOLD_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "n_prompts"]
+
+
+def regression_frame(tasks: pd.DataFrame) -> pd.DataFrame:
+    """The columns of the task table that coverage_logit and importance_logit read."""
+    return tasks[REGRESSION_COLUMNS]
+
+
+def threshold_frame(tasks: pd.DataFrame, thresholds: tuple[int, ...]) -> pd.DataFrame:
+    """The columns of the task table that threshold_ratios reads, each task's prompt count replaced by the
+    largest of `thresholds` it reaches (0: none; thresholds are at least 1): every `n_prompts >= t` that
+    threshold_ratios compares, t one of `thresholds`, comes out as with the count itself."""
+    frame = tasks[THRESHOLD_COLUMNS]
+    levels = np.array(sorted(set(thresholds)), dtype=np.int64)
+    reached = np.searchsorted(levels, frame["n_prompts"].to_numpy(dtype=np.int64), side="right") - 1
+    return frame.assign(n_prompts=np.where(reached >= 0, levels[np.maximum(reached, 0)], 0))
