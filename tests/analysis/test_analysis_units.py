@@ -168,6 +168,32 @@ def test_bca_interval_matches_scipy_on_the_same_replicates():
     assert ours["ci_high_basic"] == pytest.approx(basic.confidence_interval.high, rel=1e-9)
 
 
+def test_bca_ends_are_scipy_stats_norms_bit_for_bit_without_importing_scipy_stats():
+    """bootstrap_intervals takes the normal quantile and distribution function from scipy.special
+    (ndtri, ndtr), which scipy.stats' norm.ppf and norm.cdf compute: the same BCa ends, exactly, and
+    a run whose fits are kept does not pay scipy.stats' import (0.8 s)."""
+    import subprocess
+    import sys
+
+    from scipy import stats
+
+    from workbank_dagster.analysis.coverage import bootstrap_intervals
+
+    rng = np.random.default_rng(11)
+    shares, jackknife = rng.normal(0.9, 0.01, 200), rng.normal(0.9, 0.001, 500)
+    ours = bootstrap_intervals(shares, 0.905, jackknife)
+    below = (np.sum(shares < 0.905) + 0.5 * np.sum(shares == 0.905)) / len(shares)
+    z0 = stats.norm.ppf(np.clip(below, 0.5 / len(shares), 1 - 0.5 / len(shares)))
+    d = jackknife.mean() - jackknife
+    acceleration = float((d**3).sum() / (6.0 * float((d**2).sum()) ** 1.5))
+    z = stats.norm.ppf([0.025, 0.975])
+    ends = np.percentile(shares, 100 * np.clip(stats.norm.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z))), 0.0, 1.0))
+    assert (ours["ci_low_bca"], ours["ci_high_bca"], ours["bca_z0"]) == (float(ends[0]), float(ends[1]), float(z0))
+    probe = ("import sys, numpy as np; from workbank_dagster.analysis.coverage import bootstrap_intervals; "
+             "bootstrap_intervals(np.linspace(0.8, 0.9, 50), 0.85, np.linspace(0.84, 0.86, 9)); print('scipy.stats' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
+
+
 def test_weighted_and_simple_scores_by_hand():
     labels = pd.DataFrame({"benchmark": "b", "prompt_id": ["p1", "p2", "p3", "p1"], "task_id": [1, 1, 2, 2]})
     results = pd.DataFrame({"benchmark": "b", "model": "m", "prompt_id": ["p1", "p2", "p3"], "score": [1.0, 0.0, 1.0]})

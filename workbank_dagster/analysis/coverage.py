@@ -327,7 +327,10 @@ def bootstrap_intervals(shares: np.ndarray, estimate: float, jackknife: np.ndarr
     cross it more often than tasks just above fall below it, so the replicates sit below the
     estimate and the percentile interval lies low. `ci_low`/`ci_high` are the REPORTED_INTERVAL's.
     """
-    from scipy import stats
+    # The normal quantile and distribution function as scipy.special's ndtri and ndtr, which scipy.stats'
+    # norm.ppf and norm.cdf compute (the same values, bit for bit): importing scipy.stats took 0.8 s of a
+    # run whose model fits were all kept, at a million prompts.
+    from scipy.special import ndtr, ndtri
 
     alpha = (1 - level) / 2
     low, high = np.percentile(shares, [100 * alpha, 100 * (1 - alpha)])
@@ -340,14 +343,14 @@ def bootstrap_intervals(shares: np.ndarray, estimate: float, jackknife: np.ndarr
     }
     n = len(shares)
     below = (np.sum(shares < estimate) + 0.5 * np.sum(shares == estimate)) / n
-    z0 = stats.norm.ppf(np.clip(below, 0.5 / n, 1 - 0.5 / n))
+    z0 = ndtri(np.clip(below, 0.5 / n, 1 - 0.5 / n))
     acceleration = 0.0
     if jackknife is not None and len(jackknife) > 1:
         d = jackknife.mean() - jackknife
         denominator = 6.0 * float((d**2).sum()) ** 1.5
         acceleration = float((d**3).sum() / denominator) if denominator > 0 else 0.0
-    z = stats.norm.ppf([alpha, 1 - alpha])
-    adjusted = stats.norm.cdf(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
+    z = ndtri(np.array([alpha, 1 - alpha]))
+    adjusted = ndtr(z0 + (z0 + z) / (1 - acceleration * (z0 + z)))
     bca_low, bca_high = np.percentile(shares, 100 * np.clip(adjusted, 0.0, 1.0))
     out.update({"ci_low_bca": float(bca_low), "ci_high_bca": float(bca_high), "bca_z0": float(z0), "bca_acceleration": acceleration})
     out["ci_low"], out["ci_high"] = out[f"ci_low_{REPORTED_INTERVAL}"], out[f"ci_high_{REPORTED_INTERVAL}"]
