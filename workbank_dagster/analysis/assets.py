@@ -28,8 +28,6 @@ def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: Warehou
     yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.cluster_level)
 
 
-
-
 def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
     fit = coverage_logit(tasks, cluster_level=cluster_level)
     ratio = pd.DataFrame(

@@ -99,8 +99,8 @@ def task_frame(con) -> pd.DataFrame:
 # What the regressions read of a task. The frames a step passes on are its fingerprint as well as its input
 # (step.computed_or_kept), so a step given only these is kept by a refresh that moves prompt counts and no
 # task's flag: at a million prompts, adding a benchmark of 1,000 prompts moved 10 to 100 tasks' counts and
-# no task's flag at any threshold, and the steps over the task table and judge_ratios (7 s with statsmodels'
-# import) fitted the same models again.
+# no task's flag at any threshold, and the three steps over the task table (about 5 s) and judge_ratios
+# (1.6 s) fitted the same models again.
 REGRESSION_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "covered"]
 THRESHOLD_COLUMNS = ["task_id", "onet_soc_code", "exposed", "importance", "wage_bill", "n_prompts"]
 
