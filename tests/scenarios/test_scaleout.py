@@ -34,8 +34,9 @@ instance is new, so no partition is materialized in it.
 The file sensor `benchmark_files_sensor` would, on its first tick in a new instance, request a
 partition run per benchmark it finds unmaterialized: the same runs as the backfills, by another
 route. So the benchmark folder is empty while the daemon starts, and the test stops that sensor
-through GraphQL (`stopSensor`) before the benchmark files come back: every partition run here is a
-backfill's.
+through GraphQL (`stopSensor`) once its first tick has ended, and sees it stay stopped (two ticks of
+the 10 s sensor later) before the benchmark files come back: every partition run here is a
+backfill's, and the test checks that the file sensor made no tick after its stop.
 
 Measured (2 cores, alone, 2026-12-04): 145 s; overlap of the two backfills' partition steps 2.0 s
 (pool `partitions` peak 2, sampled and from the events), pool `warehouse` peak 1, the warehouse run
@@ -84,6 +85,8 @@ FINISHED = (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.Dagster
 REPOSITORIES = "{ repositoriesOrError { __typename ... on RepositoryConnection { nodes { name location { name } } } ... on Error { message } } }"
 SENSOR = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { __typename
   ... on Sensor { minIntervalSeconds sensorState { id status ticks(limit: 1) { status } } } ... on Error { message } } }"""
+TICKS = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { __typename
+  ... on Sensor { sensorState { status ticks(limit: 20) { status timestamp runIds } } } ... on Error { message } } }"""
 TICKS_WITH_RUNS = """query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { __typename
   ... on Sensor { sensorState { ticks(limit: 1000, statuses: [SUCCESS]) { runIds } } } ... on Error { message } } }"""
 STOP_SENSOR = """mutation($id: String!) { stopSensor(id: $id) { __typename
@@ -150,6 +153,11 @@ def _peak(spans: list[tuple[float, float]]) -> int:
     return peak
 
 
+def _ticks_ended(ticks: list[dict]) -> bool:
+    """At least one tick, and none still under way."""
+    return bool(ticks) and all(tick["status"] != "STARTED" for tick in ticks)
+
+
 def _partitions_of(run: dg.DagsterRun) -> list[str]:
     """The benchmarks a partition run covers: its partition, or its range (single-run backfill
     policy) in the order the test added them (SMALL)."""
@@ -199,7 +207,9 @@ class _Services:
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
 
-    def wait(self, condition, timeout: float, what: str, every: float = 0.5):
+    def wait(self, condition, timeout: float, what: str, every: float = 0.5, state=None):
+        """Until `condition()` is true; else fail with the log's tail, then what `state()` says of the
+        instance (last, so that a shortened CI output, which keeps the end, still shows it)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -208,7 +218,7 @@ class _Services:
             if value:
                 return value
             time.sleep(every)
-        pytest.fail(f"no {what} after {timeout:.0f} s:\n{self.tail()}")
+        pytest.fail(f"no {what} after {timeout:.0f} s:\n{self.tail()}\n{state() if state else ''}")
 
     def stop(self) -> None:
         """SIGTERM, as Ctrl-C or a service manager would: `cli team ui` stops dagster dev, then the cluster."""
@@ -279,10 +289,31 @@ def test_two_backfills_at_once_on_the_team_instance_match_a_serial_run(team_root
             assert found["__typename"] == "Sensor", found
             return found
 
-        # The file sensor off (module docstring); no tick of it still under way when the files return.
-        stopped = graphql(services.port, STOP_SENSOR, {"id": sensor("benchmark_files_sensor")["sensorState"]["id"]})["stopSensor"]
-        assert stopped["__typename"] == "StopSensorMutationResult" and stopped["instigationState"]["status"] == "STOPPED", stopped
-        services.wait(lambda: all(t["status"] != "STARTED" for t in sensor("benchmark_files_sensor")["sensorState"]["ticks"]), 60, "file sensor tick ended")
+        # The file sensor off (module docstring), and off for good before the files return. The daemon
+        # writes a sensor's state back as it read it when its loop began (dagster/_daemon/sensor.py,
+        # mark_sensor_state_for_tick), so a stop landing between that read and the tick is undone and
+        # the sensor ticks on: on CI once (stop 53), it then requested a run of every benchmark besides
+        # the backfills'. So: the stop after the sensor's first tick (the folder empty: it requests
+        # nothing) has ended, then held until two ticks of the 10 s sensor have begun after it (the
+        # daemon has read the states again since), stopping again if it was undone.
+        def stop_file_sensor() -> float:
+            stopped = graphql(services.port, STOP_SENSOR, {"id": sensor("benchmark_files_sensor")["sensorState"]["id"]})["stopSensor"]
+            assert stopped["__typename"] == "StopSensorMutationResult" and stopped["instigationState"]["status"] == "STOPPED", stopped
+            return time.time()
+
+        services.wait(lambda: _ticks_ended(sensor("benchmark_files_sensor", TICKS)["sensorState"]["ticks"]), 120, "the file sensor's first tick ended")
+        file_sensor_stopped = [stop_file_sensor()]
+
+        def stays_stopped() -> bool:
+            files = sensor("benchmark_files_sensor", TICKS)["sensorState"]
+            if files["status"] != "STOPPED":
+                seen["file_sensor_restops"] = seen.get("file_sensor_restops", 0) + 1
+                file_sensor_stopped.append(stop_file_sensor())
+                return False
+            since = [t for t in sensor("warehouse_after_partitions", TICKS)["sensorState"]["ticks"] if t["timestamp"] > file_sensor_stopped[-1]]
+            return _ticks_ended(files["ticks"]) and len(since) >= 2
+
+        services.wait(stays_stopped, 120, "the file sensor stopped for good")
         follower = sensor("warehouse_after_partitions")
         assert follower["sensorState"]["status"] == "RUNNING", follower
         seen["sensor_interval_seconds"] = follower["minIntervalSeconds"]
@@ -345,11 +376,24 @@ def test_two_backfills_at_once_on_the_team_instance_match_a_serial_run(team_root
             seen["waiting_backfills"] = {run.tags.get("dagster/backfill") for run in runs if run.run_id in {s.run_id for s in infos["partitions"].pending_steps}}
             return runs
 
+        def state() -> str:
+            """Each run (job, benchmarks, status, trigger) and each pool's slots and waiting steps."""
+            lines = ["runs:"] + [
+                f"  {run.job_name} {','.join(_partitions_of(run))} {run.status.value} {run.tags.get('dagster/backfill') or run.tags.get('dagster/sensor_name', '')}"
+                for run in instance.get_runs()
+            ]
+            for pool, info in instance.event_log_storage.get_concurrency_infos(["warehouse", "partitions"]).items():
+                lines.append(f"pool {pool}: slots {info.slot_count}, claimed {[(s.run_id[:8], s.step_key) for s in info.claimed_slots]}, "
+                             f"pending {[(s.run_id[:8], s.step_key, s.assigned_timestamp is not None) for s in info.pending_steps]}")
+            files = sensor("benchmark_files_sensor", TICKS)["sensorState"]
+            lines.append(f"file sensor {files['status']} (stopped at {file_sensor_stopped}), its ticks: {files['ticks'][:5]}")
+            return "\n".join(lines)
+
         def both_waiting() -> bool:
             sample()
             return seen["waiting_backfills"] >= {result["backfillId"] for result in launched}
 
-        services.wait(both_waiting, TIMEOUT, "both backfills' runs waiting for a `partitions` slot")
+        services.wait(both_waiting, TIMEOUT, "both backfills' runs waiting for a `partitions` slot", state=state)
         instance.event_log_storage.set_concurrency_slots("partitions", limits["partitions"])
         timings["gate_opened"] = time.monotonic() - began
 
@@ -362,7 +406,7 @@ def test_two_backfills_at_once_on_the_team_instance_match_a_serial_run(team_root
                 timings["partitions_done"] = time.monotonic() - began
             return covered == sorted(SMALL) and warehouse_runs and all(run.status in FINISHED for run in runs)
 
-        services.wait(finished, TIMEOUT, "warehouse run after both backfills")
+        services.wait(finished, TIMEOUT, "warehouse run after both backfills", state=state)
         timings["warehouse_done"] = time.monotonic() - began
 
         # What the instance recorded, read from PostgreSQL while it still runs.
@@ -377,18 +421,23 @@ def test_two_backfills_at_once_on_the_team_instance_match_a_serial_run(team_root
         partitions_built = {"/".join(key): instance.get_materialized_partitions(dg.AssetKey(key)) for key in (
             ["raw", "benchmark_prompts"], ["raw", "benchmark_results"], ["labeling", "embedded_labels"], ["labeling", "embedded_judgements"])}
         requested = [tick["runIds"] for tick in sensor("warehouse_after_partitions", TICKS_WITH_RUNS)["sensorState"]["ticks"] if tick["runIds"]]
+        file_ticks_after_stop = [t for t in sensor("benchmark_files_sensor", TICKS)["sensorState"]["ticks"] if t["timestamp"] > file_sensor_stopped[-1]]
     finally:
         if instance is not None:
             instance.dispose()
         stop_began = time.monotonic()
-        services.stop()
+        try:
+            services.stop()
+        finally:  # the log kept whether the test passed or not
+            ui_log = services.log.read_text(errors="replace")
+            (ARTIFACTS / "scaleout_ui.log").write_text(ui_log)
         timings["stop"] = time.monotonic() - stop_began
-    ui_log = services.log.read_text(errors="replace")
-    (ARTIFACTS / "scaleout_ui.log").write_text(ui_log)
     assert services.process.returncode == 0, ui_log[-4000:]
     assert not (data / "postgres" / "cluster" / "postmaster.pid").exists()
     assert services.leftovers() == []
 
+    # The file sensor stayed off: every partition run below is a backfill's.
+    assert file_ticks_after_stop == [], f"the file sensor ticked after it was stopped: {file_ticks_after_stop}"
     # 2. Every run succeeded: the backfills' runs, each over its own benchmarks, and one warehouse run.
     assert all(run.status == dg.DagsterRunStatus.SUCCESS for run in runs.values()), seen["runs"]
     assert len(source_runs) == 1 and {runs[run_id].job_name for run_id in source_runs} == {"all_assets"}
