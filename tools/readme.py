@@ -581,10 +581,17 @@ def warm_comparison_text(comparison: dict) -> str:
     """bench/warm_comparison.json (bench/compare_warm.py) as one sentence."""
     this, other = comparison["this"], comparison["other"]
     runs = comparison["runs"]
-    return (
+    text = (
         f"Warm runs alternated on {comparison['date']}, medians of {len(runs['this'])}: "
         f"{_timed(comparison, 'this', this)} against {_timed(comparison, other, other)}.\n"
     )
+    differences = comparison.get("largest_step_differences")  # recorded since stop 53
+    if differences:
+        text += f"\nThe steps whose medians differ most ({this} against {other}):\n\n" + _table(
+            ["step", this, other, "difference"],
+            [[row["step"], f"{row['this']:.2f} s", f"{row[other]:.2f} s", f"{row['difference_s']:+.2f} s"] for row in differences],
+        )
+    return text
 
 
 def _timed(figures: dict, name: str, label: str) -> str:

@@ -94,6 +94,13 @@ def test_the_warm_comparison_is_written_from_its_file():
     text = readme.warm_comparison_text(comparison)
     assert text == ("Warm runs alternated on 2026-12-02 03:22, medians of 3: abc1234 56.4 s (58.1, 56.4, 47.9) "
                     "against d1029a6 46.1 s (47.2, 46.1, 45.2).\n")
+    # Since stop 53 the comparison also names the steps whose medians differ most.
+    steps = [{"step": "judge_ratios", "this": 1.25, "d1029a6": 0.0, "difference_s": 1.25}, {"step": "dbt_models", "this": 9.0, "d1029a6": 9.5, "difference_s": -0.5}]
+    with_steps = readme.warm_comparison_text({**comparison, "largest_step_differences": steps})
+    assert with_steps.startswith(text) and with_steps.endswith(
+        "| step | abc1234 | d1029a6 | difference |\n| --- | --- | --- | --- |\n"
+        "| judge_ratios | 1.25 s | 0.00 s | +1.25 s |\n| dbt_models | 9.00 s | 9.50 s | -0.50 s |\n"
+    )
 
 
 def test_the_postgres_overhead_is_written_from_its_file():
