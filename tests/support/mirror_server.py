@@ -13,6 +13,7 @@ its port on its first line, and appends every requested path to the request log.
 from __future__ import annotations
 
 import http.server
+import signal
 import sys
 from functools import partial
 from pathlib import Path
@@ -47,6 +48,12 @@ class MirrorHandler(http.server.SimpleHTTPRequestHandler):
 
 
 def main(folder: str, request_log: str) -> None:
+    # A child inherits an ignored or blocked SIGTERM from the process that starts it, and the test
+    # stops this server by SIGTERM: in several CI runs every mirror one pytest worker started outlived
+    # it, each stop waiting 10 s before its SIGKILL (upstream_mirror.Mirror.stop). The server holds
+    # nothing to flush, so SIGTERM ends it whatever it inherited.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     MirrorHandler.request_log = Path(request_log)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(MirrorHandler, directory=folder))
     print(server.server_address[1], flush=True)
