@@ -23,7 +23,8 @@ from workbank_dagster.settings import REPO_ROOT, default_source_dir
 # OpenAI-compatible server, the browser driver, the run helpers) is in tests/support.
 sys.path.insert(0, str(Path(__file__).resolve().parent / "support"))
 
-import shared_guard  # noqa: E402  (tests/support, put on the path above)
+import session_signals  # noqa: E402  (tests/support, put on the path above)
+import shared_guard  # noqa: E402
 
 SHARED_FILES = pytest.StashKey[dict]()
 SOURCE_DIR = Path(os.environ["WORKBANK_SOURCE_DIR"]).resolve() if os.environ.get("WORKBANK_SOURCE_DIR") else default_source_dir()
@@ -53,9 +54,11 @@ SLOW_FIRST = (
 def pytest_configure(config) -> None:
     """The dbt manifest, parsed before any test module imports the definitions (they read it and
     never parse it: transform.project.prepared_manifest); each xdist worker finds it parsed, or
-    waits on the parse lock."""
+    waits on the parse lock. And Ctrl-C's handler, where the session started without one
+    (session_signals.py)."""
     from workbank_dagster.transform.project import ensure_manifest
 
+    session_signals.interrupt_handler_restored()
     ensure_manifest()
 
 
