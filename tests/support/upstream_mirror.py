@@ -180,9 +180,9 @@ def _warn_if_sigterm_is_not_default() -> None:
     """Say so when this process ignores or blocks SIGTERM, which every child it starts inherits.
 
     The mirrors a pytest worker started outlived their SIGTERM in several CI runs (each stop then
-    waited its 10 s: four to seven per run), which no run of test_fetch alone reproduced; the server
-    now restores SIGTERM itself (mirror_server.py), and this warning names the test where a worker
-    is found in that state, so that whoever looks can find what left it so."""
+    waited its 10 s). This warning found why: the worker ignored SIGTERM after an in-process Dagster
+    run, in a session started ignoring SIGINT (tests/support/session_signals.py, which conftest.py
+    now runs). The server restores SIGTERM itself as well (mirror_server.py)."""
     blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
     ignored = signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
     if blocked or ignored:
