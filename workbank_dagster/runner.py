@@ -8,8 +8,11 @@ process start-up, the embedding model loaded at most once).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -209,7 +212,7 @@ def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = No
     # Load the definitions here first: reconstructable() swallows an error raised while loading
     # them and fails later with a misleading "relative import" message.
     get_job()
-    with PoolWatch(launch_id, home=Path(instance.root_directory)):
+    with PoolWatch(launch_id, home=Path(instance.root_directory)), sigterm_kept():
         return dg.execute_job(
             dg.reconstructable(get_job),
             instance=instance,
@@ -217,6 +220,25 @@ def launch(get_job, instance, tags: dict[str, str], run_config: dict | None = No
             run_config=run_config or IN_PROCESS,
             asset_selection=asset_selection,
         )
+
+
+@contextlib.contextmanager
+def sigterm_kept():
+    """SIGTERM's handler as it was before the block, whatever an in-process run left.
+
+    Dagster's in-process execution maps SIGTERM to SIGINT's handler and leaves it so
+    (dagster/_utils/interrupts.py). A shell starts a background job (`nohup make run &`) with SIGINT
+    ignored, so such a process ignored SIGTERM once its first run had ended, and a `kill` did
+    nothing (tests/pipeline/test_signals.py)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if before is not None:  # None: a handler set outside Python, which Python cannot put back
+            signal.signal(signal.SIGTERM, before)
 
 
 def print_failure(result) -> None:
