@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -39,6 +42,8 @@ FILE_HASHES = ".file_sha256.parquet"
 # A file modified less than this before it was hashed may be written again within the same tick of
 # the clock, with the same size, and keep its time: its hash is not kept (git's "racily clean").
 RACY_SECONDS = 2.0
+# The folder at the root where each query's hard links live while it runs (`PartitionFiles.query`).
+READING = ".reading"
 
 
 class PartitionFiles:
@@ -88,14 +93,41 @@ class PartitionFiles:
 
     def query(self, table: str, sql: str, partitions: Iterable[str] | None = None, params: list | None = None) -> pd.DataFrame | None:
         """`sql` run by DuckDB (in memory) with `{table}` standing for the files of these partitions
-        (every partition: None), as one relation; None when none of them has a file."""
+        (every partition: None), as one relation; None when none of them has a file.
+
+        DuckDB opens a file more than once in a query (for its schema, then for its rows). Another
+        run's write renamed over a file in between used to fail the query ("Invalid data", "Out of
+        buffer"), or could have mixed two versions. So DuckDB reads hard links to the files as they
+        were when the query began (`_snapshot`): a rename over a file leaves a link to it whole."""
         paths = self.existing(table, partitions)
         if not paths:
             return None
-        quoted = ", ".join("'" + str(path).replace("'", "''") + "'" for path in paths)
-        relation = f"read_parquet([{quoted}], union_by_name = true)"
-        with duckdb.connect() as con:
-            return con.execute(sql.format(table=relation), params or []).df()
+        with self._snapshot(paths) as frozen:
+            if not frozen:
+                return None
+            quoted = ", ".join("'" + str(path).replace("'", "''") + "'" for path in frozen)
+            relation = f"read_parquet([{quoted}], union_by_name = true)"
+            with duckdb.connect() as con:
+                return con.execute(sql.format(table=relation), params or []).df()
+
+    @contextmanager
+    def _snapshot(self, paths: list[Path]) -> Iterator[list[Path]]:
+        """A hard link to each of these files (none to one removed since it was listed), in a folder
+        of its own under READING, deleted when the block ends. Where no link can be made (a
+        read-only copy of the data, which no run writes), the files themselves."""
+        folder = None
+        try:
+            (self.root / READING).mkdir(exist_ok=True)
+            folder = Path(tempfile.mkdtemp(prefix="query-", dir=self.root / READING))
+            links = [folder / f"{number}{SUFFIX}" for number in range(len(paths))]
+            links = [link for path, link in zip(paths, links, strict=True) if _linked(path, link)]
+        except OSError:
+            links = paths
+        try:
+            yield links
+        finally:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def remove_except(self, tables: Iterable[str], keep: Iterable[str]) -> dict[str, int]:
         """Delete the files of every partition not in `keep` from these tables (and temporary files a
@@ -192,3 +224,14 @@ class PartitionFiles:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: missing; materialize labeling/task_index first, which writes it")
         return pd.read_parquet(path)
+
+
+def _linked(path: Path, link: Path) -> bool:
+    """Whether `link` was made a hard link to `path` (not if `path` is gone)."""
+    try:
+        os.link(path, link)
+    except FileNotFoundError:
+        if link.parent.is_dir():
+            return False
+        raise
+    return True
