@@ -6,6 +6,9 @@ warehouse: each writes its rows to `<partitions_dir>/<table>/<benchmark>.parquet
 temporary name in the same folder, then renamed over the old file. A rename within a folder is
 atomic: a reader, or a run killed halfway, sees the old file whole or the new one whole, never half
 of one. Partitions of different benchmarks are different files, so backfills run side by side.
+DuckDB, though, opens a file more than once in a query (its schema, then its rows), and a dbt
+build reads the files in many queries: so DuckDB reads hard links to them, made when the query or
+the build began (`query`, `frozen`), which a rename over a file leaves whole.
 
 The unpartitioned steps build the warehouse from these files: dbt reads each table as an external
 source (`read_parquet('<table>/*.parquet')`, the folder given to DuckDB as `file_search_path` in
@@ -128,6 +131,42 @@ class PartitionFiles:
         finally:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    @contextmanager
+    def frozen(self, tables: Iterable[str], name: str) -> Iterator[PartitionFiles]:
+        """These tables' files as they are now, for a reader that reads them for a while (a dbt
+        build: many queries, each opening a file more than once), in a PartitionFiles of its own:
+        hard links to each file in `READING/<name>/<table>/`, under the same names, beside a link to
+        the kept hashes (FILE_HASHES). Another run's write renames over a file here and leaves its
+        link whole, so the reader sees every file as it was when the block began. The hashes the
+        block keeps there (`file_sha256s`) are handed back to this folder's FILE_HASHES when it ends
+        (a cache: one another process wrote meanwhile may lose a few, which are hashed again), and
+        the links are deleted. `name` is the reader's, the same from run to run (a dbt build's
+        profile names the folder, and dbt parses the whole project again when its profile moves);
+        two readers with one name must not overlap. Where no link can be made (a read-only copy of
+        the data, which no run writes), this folder itself."""
+        folder = self.root / READING / name
+        shutil.rmtree(folder, ignore_errors=True)  # a killed reader's
+        try:
+            for table in tables:
+                (folder / table).mkdir(parents=True)
+                for path in self.existing(table):
+                    _linked(path, folder / table / path.name)
+            folder.mkdir(parents=True, exist_ok=True)
+            if (self.root / FILE_HASHES).is_file():
+                _linked(self.root / FILE_HASHES, folder / FILE_HASHES)
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+            yield self
+            return
+        try:
+            yield PartitionFiles(folder)
+            kept, here = folder / FILE_HASHES, self.root / FILE_HASHES
+            if kept.is_file() and not (here.is_file() and os.path.samefile(kept, here)):  # written anew in the block
+                with atomic_path(here) as scratch:
+                    shutil.copyfile(kept, scratch)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def remove_except(self, tables: Iterable[str], keep: Iterable[str]) -> dict[str, int]:
         """Delete the files of every partition not in `keep` from these tables (and temporary files a

@@ -196,3 +196,37 @@ def test_a_query_where_no_link_can_be_made_reads_the_files_themselves(tmp_path):
     assert files.query("t", "select sum(x) as s from {table}", ["b", "c"]).s[0] == 5
     with files._snapshot([files.path("t", "a"), files.path("t", "gone"), files.path("t", "b")]) as links:
         assert [pd.read_parquet(link).x.tolist() for link in links] == [[1, 2], [5]]
+
+
+def test_frozen_files_stay_as_they_were_while_the_folder_moves_on_and_their_hashes_come_back(tmp_path):
+    """A dbt build reads the partition files through `frozen`: links under the same names, which a
+    write renamed over a file, or a removal, leaves as they were; the hashes kept while the block
+    ran come back to the folder; the links go when it ends."""
+    files = PartitionFiles(tmp_path)
+    files.write("t", "a", pd.DataFrame({"x": [1]}))
+    files.write("t", "b", pd.DataFrame({"x": [2]}))
+    files.write("u", "a", pd.DataFrame({"y": [3]}))
+    _age(files.path("t", "a"))
+    _age(files.path("t", "b"))
+    with files.frozen(["t"], "build") as frozen:
+        assert frozen.root == tmp_path / READING / "build"
+        assert frozen.partitions("t") == ["a", "b"] and frozen.partitions("u") == []
+        files.write("t", "a", pd.DataFrame({"x": [10, 11]}))
+        files.remove("t", "b")
+        assert pd.read_parquet(frozen.path("t", "a")).x.tolist() == [1]
+        assert frozen.query("t", "select sum(x) as s from {table}").s[0] == 3
+        hashes = frozen.file_sha256s(["t"])["t"]
+    assert not (tmp_path / READING / "build").exists()
+    assert files.read("t").x.tolist() == [10, 11]
+    kept = pd.read_parquet(tmp_path / FILE_HASHES)
+    assert sorted(kept.file_name) == ["a.parquet", "b.parquet"]  # as hashed in the block: the next build of an unchanged file reads none
+    assert kept.set_index("file_name").sha256.to_dict() == {f"{name}.parquet": sha for name, (_, _, sha) in hashes.items()}
+
+
+def test_frozen_where_no_link_can_be_made_is_the_folder_itself(tmp_path):
+    files = PartitionFiles(tmp_path)
+    files.write("t", "a", pd.DataFrame({"x": [1]}))
+    (tmp_path / READING).write_text("not a folder")
+    with files.frozen(["t"], "build") as frozen:
+        assert frozen.root == tmp_path
+        assert frozen.read("t").x.tolist() == [1]

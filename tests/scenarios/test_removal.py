@@ -19,8 +19,9 @@ from browser import chromium, console_errors, missing, wait_for
 from conftest import copy_small_run, run_env, run_pipeline
 from partition_tables import partition_tables
 
+from workbank_dagster.partition_files import READING
 from workbank_dagster.settings import DBT_PROJECT_DIR, REPO_ROOT, PipelineSettings
-from workbank_dagster.transform.project import build_dir_for, profiles_dir_for
+from workbank_dagster.transform.project import build_dir_for, frozen_files_name, profiles_dir_for
 
 HOSTILE_PROMPT = "Summarise <script>window.__pwned = 1;</script> the memo titled 'Q3'; DROP TABLE raw.benchmark_prompts; -- \"quoted\" & more"
 # cybench is the one small benchmark with published results (results/cybench.csv).
@@ -105,7 +106,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     # second found the partial parse the first wrote: dbt parsed the project in full once, not each
     # build (a copied warehouse's profile is not the one `prepare` parsed with).
     settings = PipelineSettings(data_dir=str(root / "data")).resolve()
-    build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings))
+    build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings, partitions_dir=settings.partitions_dir / READING / frozen_files_name(settings.duckdb_path)))
     logs = sorted(build_dir.glob("dbt.log*"), key=lambda path: -int(path.suffix[1:]) if path.suffix[1:].isdigit() else 0)  # dbt.log.2, .1, then dbt.log
     lines = [line for path in logs for line in path.read_text().splitlines()]
     parses = [line for line in lines if '"Unable to do partial parsing' in line or '"Partial parsing enabled' in line or '"Nothing changed, skipping partial parsing' in line]

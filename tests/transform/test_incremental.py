@@ -27,7 +27,7 @@ import warehouse_snapshot as snap
 from conftest import copy_small_run
 
 from workbank_dagster.common import file_sha256
-from workbank_dagster.partition_files import FILE_HASHES, PartitionFiles
+from workbank_dagster.partition_files import FILE_HASHES, READING, PartitionFiles
 from workbank_dagster.runner import full_run_config
 from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 from workbank_dagster.transform.assets import needs_full_refresh
@@ -212,3 +212,64 @@ def test_the_uniqueness_test_finds_a_duplicated_row(tmp_path, small_base_run, se
         assert con.execute(f"select benchmark, prompt_id, task_id, n from {failures[0]}").fetchall() == [(benchmark, prompt_id, task_id, 2)]
     finally:
         con.close()
+
+
+BUILD_ALONE = """
+import sys
+from workbank_dagster import runner
+from workbank_dagster.transform.assets import dbt_models
+result = runner.launch(runner.get_warehouse_job, runner.open_instance(), {"workbank/trigger": "test"},
+                       runner.full_run_config(full_refresh=True), asset_selection=list(dbt_models.keys))
+sys.exit(0 if result.success else 1)
+"""
+
+
+def test_a_build_while_a_partition_run_rewrites_a_file_reads_one_version_of_it(tmp_path, small_base_run, session_cache):
+    """The dbt_models step reads every partition file in many queries over many seconds, each query
+    opening a file more than once, while partition runs of other benchmarks write theirs (a backfill
+    beside `make run`). Here one benchmark's judgements file is renamed over again and again, in
+    two versions, during a full-refresh build. The build passes, and the staging table holds one of
+    the two versions whole, with that version's file hash."""
+    import threading
+
+    root = tmp_path / "run"
+    _, env = copy_small_run(small_base_run, root, session_cache)
+    files = PartitionFiles(root / "data" / "partitions")
+    table, benchmark = "embedded_judgements", files.partitions("embedded_judgements")[0]
+    whole = pd.read_parquet(files.path(table, benchmark))
+    shorter = whole.iloc[:-1]
+    versions = {}
+    for name, frame in (("shorter", shorter), ("whole", whole)):
+        versions[file_sha256(files.write(table, benchmark, frame))] = name
+    stop = threading.Event()
+
+    def rewrite():
+        while not stop.is_set():
+            for frame in (shorter, whole):
+                files.write(table, benchmark, frame)
+                time.sleep(0.002)
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    try:
+        completed = subprocess.run([sys.executable, "-c", BUILD_ALONE], cwd=REPO_ROOT, env={**os.environ, **env}, capture_output=True, text=True, timeout=900)
+    finally:
+        stop.set()
+        writer.join()
+    assert completed.returncode == 0, (completed.stdout + completed.stderr)[-5000:]
+    con = duckdb.connect(str(root / "data" / "warehouse.duckdb"), read_only=True)
+    try:
+        staged = con.execute(
+            "select source_file_hash, count(*) from staging.stg_labeling__embedded_judgements where benchmark = ? group by 1", [benchmark]
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(staged) == 1, staged
+    (file_hash, rows), = staged
+    assert file_hash in versions, (file_hash, versions)
+    assert rows == {"shorter": len(shorter), "whole": len(whole)}[versions[file_hash]]
+    # dbt read the links the step froze (PartitionFiles.frozen), which it deleted once dbt was done.
+    compiled = [path.read_text() for path in DBT_PROJECT_DIR.glob("target/dbt_models-*/compiled/workbank/models/staging/stg_labeling__embedded_judgements.sql")]
+    read = [sql for sql in compiled if str(root) in sql]
+    assert len(read) == 1 and f"{files.root / READING}/dbt-" in read[0], read
+    assert not any((files.root / READING).iterdir())

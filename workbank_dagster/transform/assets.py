@@ -29,6 +29,7 @@ from .project import (
     dbt_build_args,
     dbt_for,
     dbt_project,
+    frozen_files_name,
     mark_build_dir,
     prepared_manifest,
     project_inputs,
@@ -85,31 +86,33 @@ def dbt_models(
     settings = pipeline_settings.resolve()
     check_active_labeler(settings.partition_files, settings.active_labeler)
     manifest = json.loads(dbt_project.manifest_path.read_text())
-    with warehouse_db.connect() as con:
-        for schema, name, kind in drop_orphaned_relations(con, manifest):
-            context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
-        key = dbt_inputs_key(con, manifest, settings)
-    project = dbt_project_key(settings)
-    kept = None if config.full_refresh else models_built_from(context, warehouse_db, key)
-    if kept is not None:
-        context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
-        for asset_key, metadata in kept.items():
-            output = context.assets_def.get_output_name_for_asset_key(asset_key)
-            yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
-        return
-    recorded = {asset_key: last_fingerprint(context.instance, asset_key)[1].get(PROJECT_METADATA) for asset_key in context.selected_asset_keys}
-    full_refresh = config.full_refresh or needs_full_refresh([getattr(value, "value", None) for value in recorded.values()], project)
-    if full_refresh:
-        context.log.info("full refresh: every model rebuilt from all the partition files" + ("" if config.full_refresh else
-                         " (a selected model was last built by another dbt project, its models, macros, tests or vars, or never)"))
-    run_dbt = dbt_for(dbt, settings, warehouse_db.path)
-    build_dir = mark_build_dir(build_dir_for(run_dbt.profiles_dir), run_dbt.profiles_dir)
-    invocation = run_dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context, target_path=build_dir)
-    try:
-        yield from with_warehouse_metadata(invocation, warehouse_db, key, project)
-    finally:
-        for path in prune_build_dirs(Path(invocation.target_path)):
-            context.log.debug(f"removed the old dbt target folder {path}")
+    # dbt reads the partition files as they are now, whatever a partition run writes meanwhile.
+    with settings.partition_files.frozen(external_tables(manifest), frozen_files_name(warehouse_db.path)) as files:
+        with warehouse_db.connect() as con:
+            for schema, name, kind in drop_orphaned_relations(con, manifest):
+                context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
+            key = dbt_inputs_key(con, manifest, settings, files)
+        project = dbt_project_key(settings)
+        kept = None if config.full_refresh else models_built_from(context, warehouse_db, key)
+        if kept is not None:
+            context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
+            for asset_key, metadata in kept.items():
+                output = context.assets_def.get_output_name_for_asset_key(asset_key)
+                yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
+            return
+        recorded = {asset_key: last_fingerprint(context.instance, asset_key)[1].get(PROJECT_METADATA) for asset_key in context.selected_asset_keys}
+        full_refresh = config.full_refresh or needs_full_refresh([getattr(value, "value", None) for value in recorded.values()], project)
+        if full_refresh:
+            context.log.info("full refresh: every model rebuilt from all the partition files" + ("" if config.full_refresh else
+                             " (a selected model was last built by another dbt project, its models, macros, tests or vars, or never)"))
+        run_dbt = dbt_for(dbt, settings, warehouse_db.path, files.root)
+        build_dir = mark_build_dir(build_dir_for(run_dbt.profiles_dir), run_dbt.profiles_dir)
+        invocation = run_dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context, target_path=build_dir)
+        try:
+            yield from with_warehouse_metadata(invocation, warehouse_db, key, project)
+        finally:
+            for path in prune_build_dirs(Path(invocation.target_path)):
+                context.log.debug(f"removed the old dbt target folder {path}")
 
 
 def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
@@ -132,18 +135,23 @@ def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
     return orphans
 
 
-def dbt_inputs_key(con, manifest: dict, settings: Settings) -> str:
+def external_tables(manifest: dict) -> list[str]:
+    """The tables the manifest's sources read from partition files (`external_location`), sorted."""
+    return sorted({node.get("identifier") or node["name"] for node in manifest["sources"].values() if "external_location" in (node.get("meta") or {})})
+
+
+def dbt_inputs_key(con, manifest: dict, settings: Settings, files: PartitionFiles) -> str:
     """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
     version, the code version of this step's Python (`dbt_models` and what it reaches), and the content of every source the manifest names: a warehouse table's rows
-    (order-independent hash), or an external source's files (partition_files.py: their names and
-    SHA-256s).
+    (order-independent hash), or an external source's files in `files` (partition_files.py: their
+    names and SHA-256s).
 
     A new or removed benchmark, a relabeled prompt or a reloaded source changes a source; an edited
     model, macro or test changes a file. Either makes the next run build."""
     sources = sorted(
         {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
     )
-    file_hashes = settings.partition_files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
+    file_hashes = files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
     tables = [
         [schema, table, file_hashes[table] if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
         for schema, table, external in sources

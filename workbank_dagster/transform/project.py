@@ -211,23 +211,33 @@ def rendered_profile(warehouse_path: Path | str, partitions_dir: Path | str, tem
     return header + yaml.safe_dump(profile, sort_keys=False)
 
 
-def profiles_dir_for(settings: Settings, warehouse_path: Path | str | None = None) -> Path:
+def profiles_dir_for(settings: Settings, warehouse_path: Path | str | None = None, partitions_dir: Path | str | None = None) -> Path:
     """A profiles folder whose profiles.yml points dbt at `warehouse_path` (default: the settings')
-    and the settings' partition files, under data_dir/dbt_profiles/, named by its content: a run
-    gives it to `DbtCliResource(profiles_dir=...)` (`dbt_for`), so nothing writes the environment,
-    and runs with other warehouses side by side each read their own. Written once, atomically."""
-    text = rendered_profile(settings.duckdb_path if warehouse_path is None else warehouse_path, settings.partitions_dir)
+    and at the partition files in `partitions_dir` (default: the settings'), under
+    data_dir/dbt_profiles/, named by its content: a run gives it to
+    `DbtCliResource(profiles_dir=...)` (`dbt_for`), so nothing writes the environment, and runs with
+    other warehouses side by side each read their own. Written once, atomically."""
+    text = rendered_profile(
+        settings.duckdb_path if warehouse_path is None else warehouse_path, settings.partitions_dir if partitions_dir is None else partitions_dir
+    )
     folder = settings.data_dir / "dbt_profiles" / hashlib.sha256(text.encode()).hexdigest()[:16]
     if not (folder / "profiles.yml").exists() or (folder / "profiles.yml").read_text() != text:
         write_text(folder / "profiles.yml", text)
     return folder
 
 
-def dbt_for(dbt: DbtCliResource, settings: Settings, warehouse_path: Path | str) -> DbtCliResource:
+def frozen_files_name(warehouse_path: Path | str) -> str:
+    """The name under which a build of this warehouse reads the partition files frozen
+    (`PartitionFiles.frozen`: `<partitions_dir>/.reading/<name>`): the same from build to build, so
+    the build's profile is too, and dbt parses only what changed since the last build."""
+    return f"dbt-{hashlib.sha256(str(warehouse_path).encode()).hexdigest()[:12]}"
+
+
+def dbt_for(dbt: DbtCliResource, settings: Settings, warehouse_path: Path | str, partitions_dir: Path | str | None = None) -> DbtCliResource:
     """The run's dbt: the resource the definitions give, with the profiles folder of the run's
-    warehouse (`profiles_dir_for`) as its public `profiles_dir`."""
+    warehouse and partition files (`profiles_dir_for`) as its public `profiles_dir`."""
     fields = {name: getattr(dbt, name) for name in type(dbt).model_fields}
-    return type(dbt)(**{**fields, "profiles_dir": str(profiles_dir_for(settings, warehouse_path))})
+    return type(dbt)(**{**fields, "profiles_dir": str(profiles_dir_for(settings, warehouse_path, partitions_dir))})
 
 
 def build_dir_for(profiles_dir: Path | str) -> Path:
