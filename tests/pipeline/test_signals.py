@@ -69,7 +69,7 @@ def test_a_session_started_ignoring_sigint_starts_children_that_end_on_sigterm(t
 # ignoring SIGINT (a background `make run`); then a `kill` of that process must still end it.
 LAUNCHER = textwrap.dedent(
     """
-    import os, signal, sys, time
+    import sys, time
     import dagster as dg
     from workbank_dagster import runner
 
