@@ -22,8 +22,8 @@ from .labeling.matching import LabelingRuntime
 from .labeling.onet_assets import occupation_prior, task_index
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
-from .resources import warehouse_from_settings
-from .settings import settings_at_load
+from .resources import WarehouseFromSettings
+from .settings import PipelineSettings, settings_at_load
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import benchmark_instructions, benchmark_prompts, benchmark_results
 from .sources.catalog import benchmark_catalog, source_files
@@ -31,8 +31,9 @@ from .transform.assets import dbt_models
 from .transform.project import DbtCli, dbt_executable, dbt_project
 
 # The environment is read here, once, as the definitions load; the launchpad shows these resources'
-# fields and a run may override them.
-pipeline_settings = settings_at_load()
+# fields, with the environment's values, and a run may override them. Given as configurable at
+# launch so that the resources built on the settings (warehouse_db) follow a run's values too.
+pipeline_settings = PipelineSettings.configure_at_launch(**settings_at_load().model_dump(exclude_unset=True))
 
 defs = dg.Definitions(
     assets=[*file_assets, *raw_assets, benchmark_prompts, benchmark_results, benchmark_instructions, benchmark_catalog, source_files, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
@@ -41,7 +42,7 @@ defs = dg.Definitions(
     schedules=[weekly_refresh],
     resources={
         "pipeline_settings": pipeline_settings,
-        "warehouse_db": warehouse_from_settings,
+        "warehouse_db": WarehouseFromSettings(pipeline_settings=pipeline_settings),
         "chat_model": ChatModelResource.from_env(),
         "labeling_runtime": LabelingRuntime(),
         "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),

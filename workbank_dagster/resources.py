@@ -1,7 +1,8 @@
 """The Dagster resource every layer shares: the DuckDB warehouse (the settings are in settings.py;
-the chat model, the embedder and the task index, which only labeling uses, are in labeling/)."""
+the chat model, the embedder and the task index, which only labeling uses, are in labeling/).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: Dagster reads `ResourceDependency[...]` from the
+class's evaluated annotations, and a string annotation refuses the settings given at launch."""
 
 import contextlib
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ import dagster as dg
 import duckdb
 
 from . import warehouse
+from .settings import PipelineSettings
 
 
 class Warehouse:
@@ -38,10 +40,13 @@ class Warehouse:
 WarehouseResource = dg.ResourceParam[Warehouse]
 
 
-@dg.resource(
-    required_resource_keys={"pipeline_settings"},
-    description="The DuckDB warehouse at the run's pipeline_settings.duckdb_path: a launchpad or run-config value of "
-    "duckdb_path moves it (and dbt's profile) with the settings; it has no path of its own.",
-)
-def warehouse_from_settings(context: dg.InitResourceContext) -> Warehouse:
-    return Warehouse(context.resources.pipeline_settings.resolve().duckdb_path)
+class WarehouseFromSettings(dg.ConfigurableResource):
+    """The DuckDB warehouse at the run's pipeline_settings.duckdb_path: a launchpad or run-config value
+    of duckdb_path moves it (and dbt's profile) with the settings; it has no path of its own. The
+    settings it follows are the run's only when the definitions give `pipeline_settings` as
+    configurable at launch (definitions.py): a resource built whole is nested as built."""
+
+    pipeline_settings: dg.ResourceDependency[PipelineSettings]
+
+    def create_resource(self, context: dg.InitResourceContext) -> Warehouse:
+        return Warehouse(self.pipeline_settings.resolve().duckdb_path)

@@ -251,6 +251,15 @@ def test_a_launchpad_duckdb_path_moves_the_warehouse(tmp_path):
     assert seen == {"warehouse": str(target), "settings": str(target)}
 
 
+def test_every_resource_of_the_definitions_is_a_typed_resource():
+    """Configuration travels one way: typed resources (`ConfigurableResource`), whose fields the
+    launchpad shows. warehouse_db was an old-style `@dg.resource` reading the settings by key."""
+    from workbank_dagster.definitions import defs
+
+    untyped = [key for key, resource in defs.resources.items() if isinstance(resource, dg.ResourceDefinition) and not isinstance(resource, dg.ConfigurableResource)]
+    assert untyped == []
+
+
 def test_the_report_s_view_of_the_settings_has_no_path(tmp_path):
     """A data folder that moved makes the same report, so the view the report shows and keys on
     (`describe`) has no path; a setting that changes a number is in it."""
