@@ -81,9 +81,7 @@ class Profile:
 def per_benchmark_tables(files: PartitionFiles) -> list[str]:
     """The tables of a partitions folder that hold rows per benchmark (not the shared O*NET files,
     not the file errors of rejected sources, not the sources' load logs), prompts first."""
-    names = sorted(
-        p.name for p in files.root.iterdir() if p.is_dir() and p.name != SHARED and not p.name.endswith("_file_errors") and not is_load_log(p.name)
-    )
+    names = [name for name in files.tables() if name != SHARED and not name.endswith("_file_errors") and not is_load_log(name)]
     return sorted(names, key=lambda name: name != PROMPTS)
 
 

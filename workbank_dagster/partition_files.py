@@ -73,6 +73,10 @@ class PartitionFiles:
         path.unlink(missing_ok=True)
         return existed
 
+    def tables(self) -> list[str]:
+        """The tables that have a folder here, sorted (with SHARED; not the hidden ones: READING)."""
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")) if self.root.is_dir() else []
+
     def partitions(self, table: str) -> list[str]:
         """The partitions that have a file of this table, sorted."""
         folder = self.root / table

@@ -230,3 +230,13 @@ def test_frozen_where_no_link_can_be_made_is_the_folder_itself(tmp_path):
     with files.frozen(["t"], "build") as frozen:
         assert frozen.root == tmp_path
         assert frozen.read("t").x.tolist() == [1]
+
+
+def test_the_tables_are_the_folders_but_the_hidden_ones(tmp_path):
+    """A query leaves its (empty) links folder behind; it is no table."""
+    files = PartitionFiles(tmp_path)
+    files.write("t", "a", pd.DataFrame({"x": [1]}))
+    files.write_shared("tasks", pd.DataFrame({"y": [1]}))
+    files.query("t", "select * from {table}")
+    assert (tmp_path / READING).is_dir()
+    assert files.tables() == ["_shared", "t"]
