@@ -40,6 +40,7 @@ from .common import text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
 from .sources.assets import file_assets
+from .sources.benchmark_assets import BENCHMARK_FILE_KEYS
 from .sources.benchmark_set import benchmark_set
 from .sources.instructions import read_instructions
 from .sources.validate import SourceFormatError
@@ -67,7 +68,8 @@ CATALOG_KEYS = (dg.AssetKey(["raw", "benchmark_catalog"]), dg.AssetKey(["labelin
 benchmark_partitions_job = dg.define_asset_job(
     "benchmark_partitions",
     config=IN_PROCESS,
-    selection=PARTITION_ASSETS,
+    # The benchmark files observed first, so each partition loads against the version Dagster saw.
+    selection=PARTITION_ASSETS | dg.AssetSelection.keys(*BENCHMARK_FILE_KEYS),
     partitions_def=benchmarks_partitions,
     description="The selected benchmarks' prompts, results and embedded labels, written as per-benchmark files (pool "
     "`partitions`: several at once, never the warehouse). The sensor warehouse_after_partitions then starts `warehouse`.",
@@ -82,10 +84,10 @@ warehouse_job = dg.define_asset_job(
 all_assets_job = dg.define_asset_job(
     "all_assets",
     config=IN_PROCESS,
-    # The reference files are observed (files/*, named: all() leaves observable sources out) before
-    # they are loaded, so the raw tables record the file versions Dagster saw and show fresh until a
-    # file changes.
-    selection=(dg.AssetSelection.all() | dg.AssetSelection.assets(*file_assets)) - LLM_ASSETS - AUDIT_ASSETS,
+    # The reference and benchmark files are observed (files/*, named: all() leaves observable sources
+    # out) before they are loaded, so the raw tables record the file versions Dagster saw and show
+    # fresh until a file changes.
+    selection=(dg.AssetSelection.all() | dg.AssetSelection.assets(*file_assets) | dg.AssetSelection.keys(*BENCHMARK_FILE_KEYS)) - LLM_ASSETS - AUDIT_ASSETS,
     description="Everything but the LLM judge and user audits: the reference files observed, sources, embedded labels, dbt, analysis, report.",
 )
 llm_labeling_job = dg.define_asset_job(

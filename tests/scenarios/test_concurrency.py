@@ -146,9 +146,9 @@ def _most_at_once(intervals: list[tuple[float, float, str, str]]) -> int:
     return most
 
 
-# The one step in no pool: it observes the source files (hashes them) and touches neither the
-# warehouse nor a partition's files; Dagster's multi_observable_source_asset takes no pool.
-UNPOOLED = {"files__observed"}
+# The steps in no pool: they observe the source files (hash them) and touch neither the warehouse
+# nor a partition's files; Dagster's observable source assets take no pool.
+UNPOOLED = {"files__observed", "files__benchmark_prompts", "files__benchmark_results"}
 
 
 def _pool_of_step() -> dict[str, str]:

@@ -21,12 +21,15 @@ starts from a copy of the session's small run and changes, one run at a time:
   reads the prompt; a comment is no code).
 
 Every run observes the source files before it loads them (`make run`'s job includes the
-`files/*` observations), and before the first run, the setting's and the last two Dagster is asked, by one GraphQL query each (tests/support/dagster_staleness.py),
-which assets and partitions it calls stale: with nothing changed, nothing; for the setting exactly
+`files/*` observations, the benchmark files' one version per partition), and before the first run,
+the benchmark file's, the setting's and the last two Dagster is asked, by one GraphQL query each
+(tests/support/dagster_staleness.py), which assets and partitions it calls stale: with nothing
+changed, nothing; for the benchmark file that benchmark's raw partition; for the setting exactly
 the assets whose code version covers it, which are the steps that work; for the code edit exactly the assets whose
 code version moved (the page, redrawn for its stamp, it cannot see), for the comment and the prompt
-nothing, as the steps decide. Where the two disagree (a benchmark file, what lies below
-a changed file) docs/pipeline.md says why (bench/staleness_agreement.py measures every change kind).
+nothing, as the steps decide. Where the two disagree (what lies below a changed file, which
+Dagster calls stale only once the file's own asset is materialized again) docs/pipeline.md says
+why (bench/staleness_agreement.py measures every change kind).
 
 A step counts as a dependant by the asset graph of the definitions; a step is one asset definition
 (one `dbt build` writes every model). A dependant whose inputs did not change may keep its outputs (the data dictionary reads column types, not rows); what may never
@@ -184,6 +187,11 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     # Data of a partitioned source: cybench's prompts lose their last line.
     prompts = sources / "benchmarks" / "cybench.jsonl"
     _write_over(prompts, sources, "".join(prompts.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]))
+    # Dagster sees it: the benchmark files are observed per partition (files/benchmark_prompts), so
+    # the one partition whose file changed is stale, and no other (staleness is not transitive: the
+    # assets below it go stale once it is materialized with a new data version).
+    staleness = runs.ask()
+    assert staleness.stale == {"raw/benchmark_prompts[cybench]"}, (sorted(staleness.stale), staleness.causes)
     worked, _ = runs.run()
     allowed = _dependants(defs, {"raw/benchmark_prompts"})
     assert {_asset(name) for name in worked} <= allowed, sorted({_asset(n) for n in worked} - allowed)

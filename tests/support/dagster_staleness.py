@@ -163,10 +163,12 @@ def observe_in_process(env: Mapping[str, str]) -> None:
     import dagster as dg
 
     from workbank_dagster.settings import PipelineSettings
-    from workbank_dagster.sources.assets import file_assets as observable
+    from workbank_dagster.sources.assets import file_assets
+    from workbank_dagster.sources.benchmark_assets import benchmark_prompt_files, benchmark_result_files
 
     environment = _environment(env)
-    keys = [key for assets in observable for key in assets.keys]
+    observable = [*file_assets, benchmark_prompt_files, benchmark_result_files]  # the last two: one version per benchmark partition
+    keys = [*(key for assets in file_assets for key in assets.keys), benchmark_prompt_files.key, benchmark_result_files.key]
     with dg.DagsterInstance.from_config(environment["DAGSTER_HOME"]) as instance:
         result = dg.materialize(observable, instance=instance, selection=keys, resources={"pipeline_settings": PipelineSettings.from_env(environment)})
         observed = {event.asset_key for event in result.all_events if event.event_type == dg.DagsterEventType.ASSET_OBSERVATION}

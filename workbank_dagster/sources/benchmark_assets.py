@@ -10,6 +10,7 @@ goes on, so every other benchmark refreshes through the marts and the report; th
 at its end, naming the file (sources/catalog.py, report/benchmark_files_check).
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -23,7 +24,7 @@ from ..partitions import benchmarks_partitions
 from ..settings import PipelineSettings
 from . import load_memo
 from .assets import RAW_SCHEMA
-from .benchmark_set import BenchmarkFile, benchmark_set
+from .benchmark_set import Benchmark, BenchmarkFile, benchmark_set
 from .benchmarks import check_slug, read_benchmark_prompts, read_benchmark_results
 from .catalog import record_file_errors
 from .instructions import instruction_rows, read_instructions
@@ -138,13 +139,48 @@ def parse_results(key: str, path: Path | None, digest: str) -> pd.DataFrame:
     return pd.DataFrame({name: pd.array([], dtype=dtype) for name, dtype in columns.items()})
 
 
-def partitioned_source(table: str, description: str):
+def observed_benchmark_files(table: str, file_of: Callable[[Benchmark], BenchmarkFile | None], what: str):
+    """The observable source `files/<table>`: one data version per benchmark partition, the SHA-256 of
+    the benchmark's file (a pinned file not fetched yet: its pinned SHA-256; none: "missing"), all
+    of them from one observation (`DataVersionsByPartition`): the run's partitions, or every one
+    when the run has none. `raw/<table>` depends on it, so a changed file marks that benchmark's
+    partition of `raw/<table>` stale in Dagster, and no other. `benchmark_set` lists and hashes every
+    benchmark file each time, as each loading step does (not measured at a thousand benchmarks)."""
+
+    @dg.observable_source_asset(
+        key=["files", table],
+        partitions_def=benchmarks_partitions,
+        group_name="sources",
+        description=f"Each benchmark's {what}; a partition's data version is its file's SHA-256, so a changed file marks "
+        f"that partition of raw.{table} stale.",
+        metadata={"files": what},
+    )
+    def _observe(context: dg.OpExecutionContext, pipeline_settings: PipelineSettings) -> dg.DataVersionsByPartition:
+        found = benchmark_set(pipeline_settings.resolve())
+        versions = {}
+        # A run of some partitions observes their files (a backfill, the sensor's runs); an observation alone, every one.
+        partitioned_run = context.has_partition_key or context.has_partition_key_range
+        for key in context.partition_keys if partitioned_run else context.instance.get_dynamic_partitions(benchmarks_partitions.name):
+            file = file_of(found[key]) if key in found else None
+            versions[key] = dg.DataVersion(file.fingerprint if file is not None else "missing")
+        return dg.DataVersionsByPartition(versions)
+
+    return _observe
+
+
+benchmark_prompt_files = observed_benchmark_files(PROMPTS_TABLE, lambda benchmark: benchmark.prompts, "prompts file (benchmarks/<slug>.jsonl)")
+benchmark_result_files = observed_benchmark_files(RESULTS_TABLE, lambda benchmark: benchmark.results, "per-prompt results file (results/<slug>.csv)")
+# The observations of the per-benchmark files, steps of the jobs that load them (automation.py).
+BENCHMARK_FILE_KEYS = (dg.AssetKey(["files", PROMPTS_TABLE]), dg.AssetKey(["files", RESULTS_TABLE]))
+
+
+def partitioned_source(table: str, description: str, deps=()):
     """The decorator of a per-benchmark source table `raw.<table>` (its files: `<partitions_dir>/<table>/`)."""
-    return versioned_asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, description=description)
+    return versioned_asset(key=[RAW_SCHEMA, table], **PARTITIONED_SOURCE, deps=list(deps), description=description)
 
 
 @partitioned_source(PROMPTS_TABLE, "Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
-                    "Every malformed line is rejected with its file and line.")
+                    "Every malformed line is rejected with its file and line.", deps=[BENCHMARK_FILE_KEYS[0]])
 def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
     found = benchmark_set(settings)
@@ -161,7 +197,7 @@ def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: Pipe
 
 
 @partitioned_source(RESULTS_TABLE, "Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
-                    "extra columns as JSON. A benchmark without published results has no rows.")
+                    "extra columns as JSON. A benchmark without published results has no rows.", deps=[BENCHMARK_FILE_KEYS[1]])
 def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()
     found = benchmark_set(settings)
