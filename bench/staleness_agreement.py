@@ -115,7 +115,7 @@ def main() -> int:
     def measure(name: str, cwd: Path = REPO, **extra: str) -> None:
         at = time.perf_counter()
         case_env = {**env, **extra}
-        observe_sources(case_env, files, cwd)
+        observe_sources(case_env, files, cwd, partitioned, SMALL)
         staleness = query_staleness(case_env, partitioned, cwd)
         asked = time.perf_counter()
         worked, kept = runs.run(cwd=None if cwd == REPO else cwd, **extra)
@@ -156,7 +156,7 @@ def main() -> int:
         "date": datetime.date.today().isoformat(),
         "machine": machine(),
         "benchmarks": list(SMALL),
-        "observed_with": "dagster asset materialize -m workbank_dagster.definitions --select files/<table>,... (in process)",
+        "observed_with": "dagster asset materialize -m workbank_dagster.definitions --select files/<table>,... (in process); the benchmark files once per partition (--partition <slug>)",
         "asked_with": "dagster-graphql -w workspace.yaml: assetNodes { staleStatus staleCauses }, per partitioned asset "
                       "assetNodeOrError { partitionKeys staleStatusByPartition staleCausesByPartition }",
         "base_s": round(base_s, 1),
