@@ -343,14 +343,18 @@ def test_the_definitions_never_parse_dbt_at_import_time(mode):
 
 
 def test_two_jobs_split_the_pipeline_where_its_storage_splits():
-    """#18: `benchmark_partitions` holds the per-benchmark steps only (pool `partitions`, files);
+    """#18: `benchmark_partitions` holds the per-benchmark steps only (pool `partitions`, files),
+    and the observations of the benchmark files they load (in no pool: they hash source files);
     `warehouse` holds every unpartitioned asset they feed (pool `warehouse`, DuckDB); `all_assets`
     (`make run`) holds both."""
     partitions, warehouse = (defs.resolve_job_def(name) for name in ("benchmark_partitions", "warehouse"))
     assert {"/".join(k.path) for k in partitions.asset_layer.selected_asset_keys} == {
+        "files/benchmark_prompts", "files/benchmark_results",
         "raw/benchmark_prompts", "raw/benchmark_results", "raw/benchmark_instructions", "labeling/embedded_labels", "labeling/embedded_judgements"
     }
-    assert {node.definition.pool for node in partitions.graph.nodes} == {"partitions"}
+    assert {node.definition.name: node.definition.pool for node in partitions.graph.nodes if node.definition.pool != "partitions"} == {
+        "files__benchmark_prompts": None, "files__benchmark_results": None
+    }
     assert {node.definition.pool for node in warehouse.graph.nodes} == {"warehouse"}
     built = warehouse.asset_layer.selected_asset_keys
     for key in (["raw", "benchmark_catalog"], ["labeling", "label_catalog"], ["labeling", "judge_validation"], ["marts", "fct_task_coverage"], ["report", "headline"]):
