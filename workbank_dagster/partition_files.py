@@ -136,6 +136,10 @@ class PartitionFiles:
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
 
+    def frozen_root(self, name: str) -> Path:
+        """Where `frozen(..., name)` links the files (when links can be made)."""
+        return self.root / READING / name
+
     @contextmanager
     def frozen(self, tables: Iterable[str], name: str) -> Iterator[PartitionFiles]:
         """These tables' files as they are now, for a reader that reads them for a while (a dbt
@@ -149,7 +153,7 @@ class PartitionFiles:
         profile names the folder, and dbt parses the whole project again when its profile moves);
         two readers with one name must not overlap. Where no link can be made (a read-only copy of
         the data, which no run writes), this folder itself."""
-        folder = self.root / READING / name
+        folder = self.frozen_root(name)
         shutil.rmtree(folder, ignore_errors=True)  # a killed reader's
         try:
             for table in tables:

@@ -209,7 +209,7 @@ def test_frozen_files_stay_as_they_were_while_the_folder_moves_on_and_their_hash
     _age(files.path("t", "a"))
     _age(files.path("t", "b"))
     with files.frozen(["t"], "build") as frozen:
-        assert frozen.root == tmp_path / READING / "build"
+        assert frozen.root == files.frozen_root("build") == tmp_path / READING / "build"
         assert frozen.partitions("t") == ["a", "b"] and frozen.partitions("u") == []
         files.write("t", "a", pd.DataFrame({"x": [10, 11]}))
         files.remove("t", "b")

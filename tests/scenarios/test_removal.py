@@ -19,7 +19,6 @@ from browser import chromium, console_errors, missing, wait_for
 from conftest import copy_small_run, run_env, run_pipeline
 from partition_tables import partition_tables
 
-from workbank_dagster.partition_files import READING
 from workbank_dagster.settings import DBT_PROJECT_DIR, REPO_ROOT, PipelineSettings
 from workbank_dagster.transform.project import build_dir_for, frozen_files_name, profiles_dir_for
 
@@ -106,7 +105,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     # second found the partial parse the first wrote: dbt parsed the project in full once, not each
     # build (a copied warehouse's profile is not the one `prepare` parsed with).
     settings = PipelineSettings(data_dir=str(root / "data")).resolve()
-    build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings, partitions_dir=settings.partitions_dir / READING / frozen_files_name(settings.duckdb_path)))
+    build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings, partitions_dir=settings.partition_files.frozen_root(frozen_files_name(settings.duckdb_path))))
     logs = sorted(build_dir.glob("dbt.log*"), key=lambda path: -int(path.suffix[1:]) if path.suffix[1:].isdigit() else 0)  # dbt.log.2, .1, then dbt.log
     lines = [line for path in logs for line in path.read_text().splitlines()]
     parses = [line for line in lines if '"Unable to do partial parsing' in line or '"Partial parsing enabled' in line or '"Nothing changed, skipping partial parsing' in line]

@@ -135,9 +135,16 @@ def drop_orphaned_relations(con, manifest: dict) -> list[tuple[str, str, str]]:
     return orphans
 
 
+def _source_tables(manifest: dict) -> list[tuple[str, str, bool]]:
+    """(schema, table, read from partition files: `external_location`) of every source the manifest names, sorted."""
+    return sorted(
+        {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
+    )
+
+
 def external_tables(manifest: dict) -> list[str]:
-    """The tables the manifest's sources read from partition files (`external_location`), sorted."""
-    return sorted({node.get("identifier") or node["name"] for node in manifest["sources"].values() if "external_location" in (node.get("meta") or {})})
+    """The tables the manifest's sources read from partition files, sorted."""
+    return sorted({table for _, table, external in _source_tables(manifest) if external})
 
 
 def dbt_inputs_key(con, manifest: dict, settings: Settings, files: PartitionFiles) -> str:
@@ -148,9 +155,7 @@ def dbt_inputs_key(con, manifest: dict, settings: Settings, files: PartitionFile
 
     A new or removed benchmark, a relabeled prompt or a reloaded source changes a source; an edited
     model, macro or test changes a file. Either makes the next run build."""
-    sources = sorted(
-        {(node["schema"], node.get("identifier") or node["name"], "external_location" in (node.get("meta") or {})) for node in manifest["sources"].values()}
-    )
+    sources = _source_tables(manifest)
     file_hashes = files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
     tables = [
         [schema, table, file_hashes[table] if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
