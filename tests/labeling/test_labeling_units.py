@@ -110,6 +110,24 @@ def test_index_keeps_only_occupations_with_tasks(tmp_path):
     assert index.task_occupation.tolist() == [0, 0, 1, 1]
 
 
+def test_index_fits_its_lexical_model_on_the_first_search_only(tmp_path):
+    """The TF-IDF over the occupations is fitted when a search first needs it: the task index's own
+    step, which on a warm run reads only the vectors, does not pay for it (bench/compare_warm.py)."""
+    from workbank_dagster.labeling.embeddings import PromptRows
+
+    embeddings = Embeddings(store=EmbeddingStore(tmp_path / "e.sqlite"), embedder=CountingEncoder())
+    index = _tiny_index(embeddings)
+    assert "_lexical" not in vars(index)
+    vectors = embeddings.texts(["Fix the brakes of a car.", "Audit the budget."])
+    rows = PromptRows(["Fix the brakes of a car.", "Audit the budget."], vectors, np.zeros_like(vectors), np.zeros(2, bool), [None, None], ["b", "b"])
+    first = index.retrieve(rows, n_occupations=2)
+    fitted = vars(index)["_lexical"]
+    again = index.retrieve(rows, n_occupations=2)
+    assert vars(index)["_lexical"] is fitted  # fitted once
+    assert sorted(fitted[0].vocabulary_) and "brake" in " ".join(fitted[0].vocabulary_)
+    assert np.array_equal(first.occupations, again.occupations) and np.allclose(first.occupation_scores, again.occupation_scores)
+
+
 def test_embedded_judge_takes_best_occupation_first_and_respects_floor(tmp_path):
     from workbank_dagster.labeling.retrieval import Candidates
 

@@ -30,6 +30,7 @@ what else was labeled in the same run.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -108,8 +109,6 @@ class TaskIndex:
         occupations: pd.DataFrame,  # onet_soc_code, title, description
         title_vectors: np.ndarray,
     ) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
         self.tasks = tasks.reset_index(drop=True)
         self.task_ids = self.tasks["task_id"].to_numpy(dtype=np.int64)
         self.task_vectors = task_vectors
@@ -127,13 +126,23 @@ class TaskIndex:
         # Families (SOC major groups, the code's first two digits), in order, and each occupation's.
         self.families = sorted({code[:2] for code in codes})
         self.occupation_family = np.array([self.families.index(code[:2]) for code in codes], dtype=np.int64)
+        self._occupations = occupations
+
+    @functools.cached_property
+    def _lexical(self):
+        """The occupations' TF-IDF model and document matrix (title twice, description, task
+        statements), fitted on the first lexical search: a step that only reads the vectors (the task
+        index's own, whose twins are kept) never pays the fit (about 0.6 s) or scikit-learn's import."""
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        occupations = self._occupations
         statements = self.tasks.groupby("onet_soc_code", sort=False)["task"].apply(" ".join)
         documents = [
             f"{title} {title} {description or ''} {statements.get(code, '')}"
-            for code, title, description in zip(codes, occupations["title"], occupations["description"].fillna(""))
+            for code, title, description in zip(occupations["onet_soc_code"], occupations["title"], occupations["description"].fillna(""))
         ]
-        self._tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2 if len(documents) >= 50 else 1, ngram_range=(1, 2), max_features=200_000)
-        self._documents = self._tfidf.fit_transform(documents)
+        tfidf = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2 if len(documents) >= 50 else 1, ngram_range=(1, 2), max_features=200_000)
+        return tfidf, tfidf.fit_transform(documents)
 
     def near_identical_pairs(self, threshold: float, chunk: int = 2048) -> pd.DataFrame:
         """task_id, twin_task_id, cosine: every pair of task statements of different occupations whose
@@ -164,7 +173,8 @@ class TaskIndex:
         narrowing, the signals of a prompt that states no role get its `*_without_role` multiples."""
         texts, vectors, role_vectors, role_mask, roles = block.texts, block.vectors, block.role_vectors, block.has_role, block.roles
         sims = vectors @ self.task_vectors.T
-        lexical = (self._tfidf.transform([without_urls(t) for t in texts]) @ self._documents.T).toarray()
+        tfidf, documents = self._lexical
+        lexical = (tfidf.transform([without_urls(t) for t in texts]) @ documents.T).toarray()
         mix = narrowing or Narrowing()
         score = (
             WEIGHTS["tasks"] * mix.per_prompt(role_mask, mix.tasks_without_role) * zscore(self._task_evidence(sims))
