@@ -57,6 +57,7 @@ CASES = {
     "prompts": "one benchmark's prompts file (cybench loses its last line)",
     "oews": "the OEWS employment file (one occupation's employment doubled)",
     "setting": "a setting only the analysis reads (WORKBANK_CLUSTER_LEVEL=minor)",
+    "dbt_setting": "a setting dbt's models read too (WORKBANK_COVERAGE_THRESHOLD=3)",
     "code": "the code of one step (a function of analysis/zones.py, in a copy of the package)",
     "comment_prompt": "a comment in settings.py and an edit of the LLM judge's prompt (in that copy)",
 }
@@ -136,12 +137,15 @@ def main() -> int:
 
     measure("setting", WORKBANK_CLUSTER_LEVEL="minor")
 
+    settings_now = {"WORKBANK_CLUSTER_LEVEL": "minor", "WORKBANK_COVERAGE_THRESHOLD": "3"}
+    measure("dbt_setting", **settings_now)
+
     before = asset_code_versions(defs)
     copy = _package_copy(work / "repo")
     package = copy / "workbank_dagster"
     _edit(package / ANALYSIS_ONLY_MODULE, '    rated = zones.dropna(subset=["zone"])\n', '    rated = zones.dropna(subset=["zone"])\n    rated = rated.copy()\n')
     moved = sorted(name for name, version in asset_code_versions(defs, package).items() if version != before[name])
-    in_copy = {"WORKBANK_CLUSTER_LEVEL": "minor", "PYTHONPATH": str(copy)}
+    in_copy = {**settings_now, "PYTHONPATH": str(copy)}
     prepare_copy(copy, {**env, **in_copy})
     measure("code", cwd=copy, **in_copy)
     cases[-1]["code_versions_moved"] = moved

@@ -7,6 +7,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -273,8 +274,60 @@ def model_keys(schema: str) -> list[dg.AssetKey]:
     ]
 
 
+# A `var('name')` (or "name") in a model's or macro's Jinja.
+VAR_CALL = re.compile(r"""\bvar\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
+
+
+def macro_closure(manifest: Mapping[str, Any], macro_ids) -> list[str]:
+    """The macros `macro_ids` name and every macro they call, transitively, sorted."""
+    seen: set[str] = set()
+    todo = list(macro_ids)
+    while todo:
+        macro_id = todo.pop()
+        if macro_id in seen or macro_id not in manifest["macros"]:
+            continue
+        seen.add(macro_id)
+        todo.extend(manifest["macros"][macro_id].get("depends_on", {}).get("macros", []))
+    return sorted(seen)
+
+
+def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
+    """A model's Dagster code version: a SHA-256 (first 16 hex digits) over its SQL file (dbt's
+    checksum, dagster-dbt's own code version), the text of every macro it calls, transitively, and
+    the value of each var its SQL or those macros read (`var('...')`) that is not at its default
+    (`defaults`), as the Python assets' versions cover the settings they read (code_version.py).
+
+    dagster-dbt's version is the checksum alone, so a changed `coverage_threshold` or an edited
+    macro left every model fresh in Dagster's eyes while the build rewrote them."""
+    macros = macro_closure(manifest, node.get("depends_on", {}).get("macros", []))
+    texts = [node.get("raw_code") or "", *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
+    digest = hashlib.sha256(f"sql:{node['checksum']['checksum']}\0".encode())
+    for macro in macros:
+        digest.update(f"macro:{macro}\0{manifest['macros'][macro]['macro_sql']}\0".encode())
+    for name in sorted({name for text in texts for name in VAR_CALL.findall(text)}):
+        if name in dbt_vars and dbt_vars[name] != defaults.get(name):
+            digest.update(f"var:{name}={json.dumps(dbt_vars[name], sort_keys=True)}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def default_dbt_vars() -> dict[str, Any]:
+    """The dbt vars at the settings' defaults (docs/method.md's)."""
+    from ..settings import PipelineSettings
+
+    return PipelineSettings().resolve().dbt_vars
+
+
 class WorkbankDbtTranslator(DagsterDbtTranslator):
-    """Models are keyed [schema, name] (marts/dim_task); sources keep [source, table] (raw/...)."""
+    """Models are keyed [schema, name] (marts/dim_task); sources keep [source, table] (raw/...).
+    A model's code version covers its macros and the vars it reads (`model_code_version`), at the
+    values the settings have when the definitions load."""
+
+    def get_asset_spec(self, manifest: Mapping[str, Any], unique_id: str, project: DbtProject | None) -> dg.AssetSpec:
+        spec = super().get_asset_spec(manifest, unique_id, project)
+        node = manifest["nodes"].get(unique_id)
+        if node is None or node["resource_type"] != "model":
+            return spec
+        return spec.replace_attributes(code_version=model_code_version(manifest, node, settings_at_load().resolve().dbt_vars, default_dbt_vars()))
 
     def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
         if dbt_resource_props["resource_type"] == "model":

@@ -1,0 +1,78 @@
+"""The dbt models' Dagster code versions (transform/project.py, `model_code_version`): each covers
+its SQL, the macros it calls and the vars it reads, so Dagster calls a model stale when a setting
+dbt reads moves, or a macro it calls is edited, and no other model."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import dagster as dg
+
+from workbank_dagster.settings import PipelineSettings, settings_at_load
+from workbank_dagster.transform.project import dbt_project, default_dbt_vars, model_code_version, translator
+
+
+def _manifest() -> dict:
+    return json.loads(dbt_project.manifest_path.read_text())
+
+
+def _models(manifest: dict) -> dict[str, dict]:
+    return {node["name"]: node for node in manifest["nodes"].values() if node["resource_type"] == "model"}
+
+
+def _versions(manifest: dict, **settings) -> dict[str, str]:
+    dbt_vars = PipelineSettings(**settings).resolve().dbt_vars
+    return {name: model_code_version(manifest, node, dbt_vars, default_dbt_vars()) for name, node in _models(manifest).items()}
+
+
+def _moved(before: dict[str, str], after: dict[str, str]) -> set[str]:
+    return {name for name in before if before[name] != after[name]}
+
+
+def test_the_definitions_give_each_model_its_derived_version():
+    """dagster-dbt's own version is the SQL file's checksum alone (the old code's)."""
+    from workbank_dagster.definitions import defs
+
+    manifest = _manifest()
+    graph = defs.resolve_asset_graph()
+    dbt_vars = settings_at_load().resolve().dbt_vars
+    for node in _models(manifest).values():
+        declared = graph.get(translator.get_asset_key(node)).code_version
+        assert declared == model_code_version(manifest, node, dbt_vars, default_dbt_vars()), node["name"]
+        assert declared != node["checksum"]["checksum"]
+
+
+def test_a_var_moves_the_models_that_read_it_and_no_other():
+    manifest = _manifest()
+    default = _versions(manifest)
+    assert _moved(default, _versions(manifest, coverage_threshold=3)) == {"fct_task_coverage", "fct_work_time_coverage"}
+    assert _moved(default, _versions(manifest, hours_per_year=2000)) == {"int_occupation_employment", "fct_task_hours"}
+    assert _moved(default, _versions(manifest, exposure_rater="gpt4")) == {"int_task_exposure"}
+    # A setting no model reads (the analysis' clustering) moves none; nor do paths.
+    assert _moved(default, _versions(manifest, cluster_level="minor", data_dir="/elsewhere")) == set()
+
+
+def test_an_edited_macro_moves_the_models_that_call_it_directly_or_through_another():
+    manifest = _manifest()
+    models = _models(manifest)
+    callers = {name for name, node in models.items() if "macro.workbank.benchmark_files" in node["depends_on"]["macros"]}
+    through = {
+        name for name, node in models.items()
+        if any("macro.workbank.benchmark_files" in manifest["macros"][m]["depends_on"]["macros"] for m in node["depends_on"]["macros"] if m in manifest["macros"])
+    }
+    assert callers | through, "the project's incremental models read the partition files through benchmark_files"
+    edited = copy.deepcopy(manifest)
+    edited["macros"]["macro.workbank.benchmark_files"]["macro_sql"] += "\n-- edited"
+    assert _moved(_versions(manifest), _versions(edited)) == callers | through
+
+
+def test_the_version_is_stable_and_follows_the_sql():
+    manifest = _manifest()
+    assert _versions(manifest) == _versions(_manifest())
+    edited = copy.deepcopy(manifest)
+    node = next(n for n in edited["nodes"].values() if n["resource_type"] == "model" and n["name"] == "dim_task")
+    node["checksum"]["checksum"] = "0" * 64
+    assert _moved(_versions(manifest), _versions(edited)) == {"dim_task"}
+    assert all(isinstance(v, str) and len(v) == 16 for v in _versions(manifest).values())
+    assert dg.AssetKey(["marts", "dim_task"]) == translator.get_asset_key(_models(manifest)["dim_task"])
