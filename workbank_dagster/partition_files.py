@@ -47,6 +47,21 @@ FILE_HASHES = ".file_sha256.parquet"
 RACY_SECONDS = 2.0
 # The folder at the root where each query's hard links live while it runs (`PartitionFiles.query`).
 READING = ".reading"
+# A query's folder of links older than this is a killed reader's (no query runs for hours): the
+# next query deletes it, and with it the old file versions its links hold on disk.
+LEFT_BY_A_KILLED_READER_SECONDS = 6 * 3600.0
+
+
+def _remove_killed_readers_links(reading: Path) -> None:
+    """Delete the query folders under `reading` made more than LEFT_BY_A_KILLED_READER_SECONDS ago:
+    a query deletes its own when it ends, so these are the links of a reader that was killed."""
+    old = time.time() - LEFT_BY_A_KILLED_READER_SECONDS
+    for folder in reading.glob("query-*"):
+        try:
+            if folder.stat().st_mtime < old:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass  # another query removed it first
 
 
 class PartitionFiles:
@@ -125,6 +140,7 @@ class PartitionFiles:
         folder = None
         try:
             (self.root / READING).mkdir(exist_ok=True)
+            _remove_killed_readers_links(self.root / READING)
             folder = Path(tempfile.mkdtemp(prefix="query-", dir=self.root / READING))
             links = [folder / f"{number}{SUFFIX}" for number in range(len(paths))]
             links = [link for path, link in zip(paths, links, strict=True) if _linked(path, link)]

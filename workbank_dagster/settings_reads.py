@@ -27,8 +27,8 @@ computation reads it (`settings_read` lists them, `code_version.reached` names t
   leaving it unset. A value other than the default adds `field=value` to the digest.
 
 What this cannot see: a value the launchpad gives one run (the definitions loaded with the
-environment's), and dbt's models, whose versions dagster-dbt derives from their SQL and which read
-the settings through `var()`.
+environment's). dbt's models read the settings through `var()`; their versions cover the values
+of the vars they read, by the same rule (transform/project.py, `model_code_version`).
 """
 
 from __future__ import annotations

@@ -198,6 +198,25 @@ def test_a_query_where_no_link_can_be_made_reads_the_files_themselves(tmp_path):
         assert [pd.read_parquet(link).x.tolist() for link in links] == [[1, 2], [5]]
 
 
+def test_a_query_deletes_the_links_a_killed_reader_left_and_no_running_query_s(tmp_path):
+    """A reader killed mid-query leaves its folder of links, which holds old file versions on disk;
+    the next query deletes it once it is hours old, and leaves a recent one (a query still running)."""
+    from workbank_dagster.partition_files import LEFT_BY_A_KILLED_READER_SECONDS
+
+    files = PartitionFiles(tmp_path)
+    files.write("t", "a", pd.DataFrame({"x": [1, 2]}))
+    killed, running = tmp_path / READING / "query-killed", tmp_path / READING / "query-running"
+    for folder in (killed, running):
+        folder.mkdir(parents=True)
+        os.link(files.path("t", "a"), folder / "0.parquet")
+    hours_ago = time.time() - LEFT_BY_A_KILLED_READER_SECONDS - 60
+    os.utime(killed, (hours_ago, hours_ago))
+    assert files.query("t", "select sum(x) as s from {table}").s[0] == 3
+    assert not killed.exists()
+    assert (running / "0.parquet").is_file()
+    assert sorted(p.name for p in (tmp_path / READING).iterdir()) == ["query-running"]
+
+
 def test_frozen_files_stay_as_they_were_while_the_folder_moves_on_and_their_hashes_come_back(tmp_path):
     """A dbt build reads the partition files through `frozen`: links under the same names, which a
     write renamed over a file, or a removal, leaves as they were; the hashes kept while the block
