@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -310,11 +311,20 @@ def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt
     return digest.hexdigest()[:16]
 
 
+@functools.cache
 def default_dbt_vars() -> dict[str, Any]:
-    """The dbt vars at the settings' defaults (docs/method.md's)."""
+    """The dbt vars at the settings' defaults (docs/method.md's). Read once: dagster-dbt asks for a
+    model's spec once per check and dependant too (about 500 times at load), and building the
+    settings each time cost about 2 s."""
     from ..settings import PipelineSettings
 
     return PipelineSettings().resolve().dbt_vars
+
+
+@functools.cache
+def _vars_at_load() -> dict[str, Any]:
+    """The dbt vars of the settings the definitions load with (`settings_at_load`), read once."""
+    return settings_at_load().resolve().dbt_vars
 
 
 class WorkbankDbtTranslator(DagsterDbtTranslator):
@@ -327,7 +337,7 @@ class WorkbankDbtTranslator(DagsterDbtTranslator):
         node = manifest["nodes"].get(unique_id)
         if node is None or node["resource_type"] != "model":
             return spec
-        return spec.replace_attributes(code_version=model_code_version(manifest, node, settings_at_load().resolve().dbt_vars, default_dbt_vars()))
+        return spec.replace_attributes(code_version=model_code_version(manifest, node, _vars_at_load(), default_dbt_vars()))
 
     def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
         if dbt_resource_props["resource_type"] == "model":
