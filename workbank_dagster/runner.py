@@ -180,19 +180,37 @@ def sync_audits(instance) -> tuple[list[str], list[str]]:
     return sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
 
 
-def run_audits(instance) -> bool:
-    """Materialize every `audits` partition (sync_audits made them) in one run."""
+def run_audits(instance, removed: list[str]) -> bool:
+    """Materialize the audits (sync_audits made their partitions) in one run, when Dagster calls one
+    stale or missing; else, when an audit was removed (`removed`) or the catalog is stale or
+    missing, the catalog alone, which deletes the removed audits' rows; else nothing.
+
+    The audit files are observed first, without a run (staleness.report_data_versions: each file's
+    SHA-256, as the `files/audits` observation gives it), so an edited file makes its audit stale."""
     import dagster as dg
 
+    from .audits.assets import AUDIT_FILES, audit_files
+    from .definitions import defs
+    from .staleness import not_fresh, report_data_versions
+
     keys = instance.get_dynamic_partitions("audits")
-    # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
+    report_data_versions(instance, AUDIT_FILES, {key: digest for key, digest in audit_files(settings_at_load().resolve().audits_dir).items() if key in keys})
+    audits = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit"]), keys) if keys else {}
+    catalog = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit_catalog"]))
+    if not audits and not catalog and not removed:
+        print(f"audits: {len(keys)} partition(s), none stale or missing per Dagster: not run")
+        return True
+    for key, status in sorted(audits.items()):
+        print(f"audits: {key} {status}")
+    # An audit with work to do: every audit runs (one run over the partition range), then the catalog.
+    # None: only the catalog runs, and deletes the rows of the audits that were removed.
     result = launch(
         get_audits_job,
         instance,
-        partition_range_tags(keys, "make run") if keys else {"workbank/trigger": "make run"},
-        asset_selection=None if keys else [dg.AssetKey(["analysis", "user_audit_catalog"])],
+        partition_range_tags(keys, "make run") if audits else {"workbank/trigger": "make run"},
+        asset_selection=None if audits else [dg.AssetKey(["analysis", "user_audit_catalog"])],
     )
-    if keys:
+    if audits:
         print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
     return result.success
 
@@ -259,7 +277,7 @@ def run_all(full_refresh: bool = False) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = open_instance()
     added, removed = sync_partitions(instance)
-    sync_audits(instance)  # both folders listed before any run: a bad file name stops `make run` here, not after it
+    _, removed_audits = sync_audits(instance)  # both folders listed before any run: a bad file name stops `make run` here, not after it
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
         print("no benchmark files found", file=sys.stderr)
@@ -267,7 +285,7 @@ def run_all(full_refresh: bool = False) -> int:
     print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
     result = launch(get_all_assets_job, instance, partition_range_tags(keys, "make run"), full_run_config(full_refresh=full_refresh))
     settings = settings_at_load().resolve()
-    if result.success and not run_audits(instance):
+    if result.success and not run_audits(instance, removed_audits):
         return 1
     if result.success:
         print(f"run {result.run_id} succeeded; outputs in {settings.output_dir}")
