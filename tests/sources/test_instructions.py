@@ -62,6 +62,16 @@ def test_a_bad_record_names_its_file_line_and_field(tmp_path, record, where):
     assert where in str(raised.value)
 
 
+def test_a_record_that_is_no_object_and_bytes_that_are_no_utf8_name_the_file(tmp_path):
+    """The instruction file reads its lines as the prompt files do (validate.jsonl_objects)."""
+    path = _write(tmp_path, GOOD, [1, 2])
+    with pytest.raises(SourceFormatError, match=r"instructions.jsonl:2: not a JSON object"):
+        read_instructions(path)
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n\xff\xfe\n")
+    with pytest.raises(SourceFormatError, match=r"instructions.jsonl"):
+        read_instructions(path)
+
+
 def test_normalise_joins_segments_and_collapses_whitespace():
     assert normalise(["a\n b", "c\t"]) == "a b c"
     assert normalise("  one   two ") == "one two"

@@ -94,6 +94,13 @@ def _write_partitions(context, files: PartitionFiles, table, file_of, parse, cou
     }
 
 
+def _load_benchmark_files(context, pipeline_settings: PipelineSettings, table: str, file_of: Callable[[Benchmark], BenchmarkFile | None], parse, counted: str):
+    """`_write_partitions` over the run's benchmark set, each partition's file `file_of(its benchmark)`."""
+    settings = pipeline_settings.resolve()
+    found = benchmark_set(settings)
+    return _write_partitions(context, settings.partition_files, table, lambda key: file_of(found[key]) if key in found else None, parse, counted)
+
+
 class _Located:
     """A partition's file, fetched at most once and only when it is parsed."""
 
@@ -182,12 +189,7 @@ def partitioned_source(table: str, description: str, deps=()):
 @partitioned_source(PROMPTS_TABLE, "Prompts of one benchmark (benchmarks/<slug>.jsonl): benchmark, prompt_id, prompt, prompt_hash. "
                     "Every malformed line is rejected with its file and line.", deps=[BENCHMARK_FILE_KEYS[0]])
 def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    settings = pipeline_settings.resolve()
-    found = benchmark_set(settings)
-    written, combined, metadata = _write_partitions(
-        context, settings.partition_files, PROMPTS_TABLE, lambda key: found[key].prompts if key in found else None, parse_prompts,
-        "prompts_by_benchmark",
-    )
+    written, combined, metadata = _load_benchmark_files(context, pipeline_settings, PROMPTS_TABLE, lambda b: b.prompts, parse_prompts, "prompts_by_benchmark")
     if len(combined):
         metadata["duplicate_texts_within_benchmarks"] = int(combined.duplicated(["benchmark", "prompt_hash"]).sum())
     if len(written) == 1 and len(combined):
@@ -199,12 +201,7 @@ def benchmark_prompts(context: dg.AssetExecutionContext, pipeline_settings: Pipe
 @partitioned_source(RESULTS_TABLE, "Per-prompt model results (results/<slug>.csv): benchmark, model, prompt_id, score in [0, 1], "
                     "extra columns as JSON. A benchmark without published results has no rows.", deps=[BENCHMARK_FILE_KEYS[1]])
 def benchmark_results(context: dg.AssetExecutionContext, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
-    settings = pipeline_settings.resolve()
-    found = benchmark_set(settings)
-    _, combined, metadata = _write_partitions(
-        context, settings.partition_files, RESULTS_TABLE, lambda key: found[key].results if key in found else None, parse_results,
-        "rows_by_benchmark",
-    )
+    _, combined, metadata = _load_benchmark_files(context, pipeline_settings, RESULTS_TABLE, lambda b: b.results, parse_results, "rows_by_benchmark")
     if len(combined):
         metadata["n_models"] = int(combined["model"].nunique())
     if len(context.partition_keys) == 1:  # a run of several partitions has no one version (Dagster's is per partition)

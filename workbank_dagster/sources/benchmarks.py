@@ -16,6 +16,7 @@ from .validate import (
     SourceFormatError,
     check_unique,
     decode_utf8,
+    jsonl_objects,
     read_delimited,
     require_columns,
     require_file,
@@ -48,15 +49,7 @@ def read_benchmark_prompts(path: Path) -> pd.DataFrame:
     require_file(path)
     text = decode_utf8(path)
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SourceFormatError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number, expected="one JSON object per line") from None
-        if not isinstance(record, dict):
-            raise SourceFormatError(path, "not a JSON object", line=number, expected="one JSON object per line", found=type(record).__name__)
+    for number, record in jsonl_objects(path, text):
         for field in ("benchmark", "prompt_id", "prompt"):
             if field not in record:
                 raise SourceFormatError(path, "missing field", line=number, column=field, expected="fields benchmark, prompt_id, prompt")

@@ -21,14 +21,13 @@ every prompt; `readme`: the task statement of the benchmark's README, where it h
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from ..common import SLUG_PATTERN, text_sha256
-from .validate import SourceFormatError
+from .validate import SourceFormatError, decode_utf8, jsonl_objects
 
 KINDS = ("harness", "readme")
 INSTRUCTION_COLUMNS = [
@@ -78,15 +77,7 @@ def read_instructions(path: Path) -> dict[str, Instruction]:
     out: dict[str, Instruction] = {}
     if not path.is_file():
         return out
-    for line, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise SourceFormatError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=line, expected="one JSON object per line") from None
-        if not isinstance(record, dict):
-            raise SourceFormatError(path, "not a JSON object", line=line, expected="one JSON object per line", found=type(record).__name__)
+    for line, record in jsonl_objects(path, decode_utf8(path)):
         slug = _require(record, "benchmark", path, line, "benchmark")
         if not SLUG_PATTERN.match(slug):
             raise SourceFormatError(path, "unsafe benchmark slug", line=line, column="benchmark", expected=SLUG_PATTERN.pattern, found=slug)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -73,6 +74,21 @@ def decode_utf8(path: Path, data: bytes | None = None) -> str:
             expected="UTF-8 text",
             found=raw[max(exc.start - 10, 0) : exc.start + 10],
         ) from None
+
+
+def jsonl_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
+    """Each non-blank line of a JSON Lines text (of the file `path`) as (line number, its object); a
+    line that is not valid JSON, or not a JSON object, is a SourceFormatError naming the file and line."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourceFormatError(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=number, expected="one JSON object per line") from None
+        if not isinstance(record, dict):
+            raise SourceFormatError(path, "not a JSON object", line=number, expected="one JSON object per line", found=type(record).__name__)
+        yield number, record
 
 
 def read_delimited(path: Path, sep: str, *, index_column_unnamed: bool = False) -> pd.DataFrame:
