@@ -180,10 +180,26 @@ def sync_audits(instance) -> tuple[list[str], list[str]]:
     return sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
 
 
-def run_audits(instance, removed: list[str]) -> bool:
+def audits_without_a_partition(path: Path, keys: list[str]) -> list[str]:
+    """The audits whose rows `analysis.user_audit` of the warehouse `path` still holds though their partition (their file) is
+    gone: what the catalog deletes. Read from the warehouse, so a removal is seen even when the run
+    that synced it failed before its audits' run."""
+    from . import warehouse
+
+    if not path.is_file():
+        return []
+    with warehouse.connect(path, read_only=True) as con:
+        if not warehouse.table_exists(con, "analysis", "user_audit"):
+            return []
+        found = {row[0] for row in con.execute("select distinct audit from analysis.user_audit").fetchall()}
+    return sorted(found - set(keys))
+
+
+def run_audits(instance) -> bool:
     """Materialize the audits (sync_audits made their partitions) in one run, when Dagster calls one
-    stale or missing; else, when an audit was removed (`removed`) or the catalog is stale or
-    missing, the catalog alone, which deletes the removed audits' rows; else nothing.
+    stale or missing; else, when the warehouse holds a removed audit's rows
+    (`audits_without_a_partition`) or the catalog is stale or missing, the catalog alone, which
+    deletes them; else nothing.
 
     The audit files are observed first, without a run (staleness.report_data_versions: each file's
     SHA-256, as the `files/audits` observation gives it), so an edited file makes its audit stale."""
@@ -197,6 +213,7 @@ def run_audits(instance, removed: list[str]) -> bool:
     report_data_versions(instance, AUDIT_FILES, {key: digest for key, digest in audit_files(settings_at_load().resolve().audits_dir).items() if key in keys})
     audits = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit"]), keys) if keys else {}
     catalog = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit_catalog"]))
+    removed = audits_without_a_partition(settings_at_load().resolve().duckdb_path, keys)
     if not audits and not catalog and not removed:
         print(f"audits: {len(keys)} partition(s), none stale or missing per Dagster: not run")
         return True
@@ -277,7 +294,7 @@ def run_all(full_refresh: bool = False) -> int:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     instance = open_instance()
     added, removed = sync_partitions(instance)
-    _, removed_audits = sync_audits(instance)  # both folders listed before any run: a bad file name stops `make run` here, not after it
+    sync_audits(instance)  # both folders listed before any run: a bad file name stops `make run` here, not after it
     keys = instance.get_dynamic_partitions("benchmarks")
     if not keys:
         print("no benchmark files found", file=sys.stderr)
@@ -285,7 +302,7 @@ def run_all(full_refresh: bool = False) -> int:
     print(f"benchmarks: {len(keys)} partitions ({len(added)} added, {len(removed)} removed)")
     result = launch(get_all_assets_job, instance, partition_range_tags(keys, "make run"), full_run_config(full_refresh=full_refresh))
     settings = settings_at_load().resolve()
-    if result.success and not run_audits(instance, removed_audits):
+    if result.success and not run_audits(instance):
         return 1
     if result.success:
         print(f"run {result.run_id} succeeded; outputs in {settings.output_dir}")
