@@ -82,18 +82,13 @@ def _materialization_runs(home, keys) -> dict[str, set[str]]:
 GROWS = {"analysis/coverage_history", "report/table_exports", "report/data_dictionary"}
 
 
-def _python_unpartitioned(keys) -> list[str]:
-    """The selected assets a Python step computes, one version each: not dbt's (Dagster derives their
-    versions from the models' code and inputs), not a partitioned one (a run of several partitions
-    reports none: Dagster keeps a version per partition)."""
+def _unpartitioned(keys) -> list[str]:
+    """The selected assets with one version each: every one but a partitioned one (a run of several
+    partitions reports none: Dagster keeps a version per partition). The dbt models are among them:
+    each reports what its relation holds (transform/metadata.model_data_versions)."""
     from workbank_dagster.definitions import defs
 
-    out = []
-    for key in sorted(keys):
-        asset = defs.resolve_assets_def(dg.AssetKey(key.split("/")))
-        if asset.node_def.name != "dbt_models" and asset.partitions_def is None:
-            out.append(key)
-    return out
+    return [key for key in sorted(keys) if defs.resolve_assets_def(dg.AssetKey(key.split("/"))).partitions_def is None]
 
 
 def _data_versions(home, keys) -> dict[str, tuple[str | None, str | None]]:
@@ -174,9 +169,9 @@ def test_every_asset_materialized_again_leaves_the_same_tables_and_files(tmp_pat
     unowned = sorted(set(tables) - expected)  # written by an asset under another name (memo tables)
 
     log_rows, moved = _log(data_dir)
-    # Each Python step reports the data version of what it wrote (a digest of its content), so
-    # writing the same again is no news to what reads it; the coverage history grows every run.
-    versioned = _python_unpartitioned(selected)
+    # Each step reports the data version of what it wrote (a digest of its content), so writing the
+    # same again is no news to what reads it; the coverage history grows every run.
+    versioned = _unpartitioned(selected)
     assert len(versioned) > 20, versioned
     versions = _data_versions(home, versioned)
     assert [key for key, (_, given) in versions.items() if given != "true"] == [], "steps that report no data version of their own"

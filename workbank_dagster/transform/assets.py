@@ -23,7 +23,7 @@ from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, las
 from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
-from .metadata import model_metadata
+from .metadata import model_data_versions, model_metadata
 from .project import (
     build_dir_for,
     dbt_build_args,
@@ -70,6 +70,8 @@ def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
 
 # Where each model's materialization records the dbt project it was built by (`dbt_project_key`).
 PROJECT_METADATA = "dbt_project_sha256"
+# The tag under which Dagster records the data version a materialization reported.
+DATA_VERSION_TAG = "dagster/data_version"
 
 
 class DbtBuildConfig(dg.Config):
@@ -91,14 +93,15 @@ def dbt_models(
         with warehouse_db.connect() as con:
             for schema, name, kind in drop_orphaned_relations(con, manifest):
                 context.log.info(f"dropped {kind.lower()} {schema}.{name}: no node of the dbt project builds it (a renamed or removed model's)")
-            key = dbt_inputs_key(con, manifest, settings, files)
+            sources = source_versions(con, manifest, files)
+        key = dbt_inputs_key(sources, settings)
         project = dbt_project_key(settings)
         kept = None if config.full_refresh else models_built_from(context, warehouse_db, key)
         if kept is not None:
             context.log.info("every selected model was last built, with its tests passing, from what dbt reads now: kept, dbt not run")
-            for asset_key, metadata in kept.items():
+            for asset_key, (metadata, version) in kept.items():
                 output = context.assets_def.get_output_name_for_asset_key(asset_key)
-                yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False})
+                yield dg.Output(None, output_name=output, metadata={**metadata, INPUTS_METADATA: key, RECOMPUTED_METADATA: False}, data_version=version)
             return
         recorded = {asset_key: last_fingerprint(context.instance, asset_key)[1].get(PROJECT_METADATA) for asset_key in context.selected_asset_keys}
         full_refresh = config.full_refresh or needs_full_refresh([getattr(value, "value", None) for value in recorded.values()], project)
@@ -109,7 +112,7 @@ def dbt_models(
         build_dir = mark_build_dir(build_dir_for(run_dbt.profiles_dir), run_dbt.profiles_dir)
         invocation = run_dbt.cli(dbt_build_args(settings, full_refresh=full_refresh), context=context, target_path=build_dir)
         try:
-            yield from with_warehouse_metadata(invocation, warehouse_db, key, project)
+            yield from with_warehouse_metadata(invocation, warehouse_db, key, project, sources, settings.dbt_vars)
         finally:
             for path in prune_build_dirs(Path(invocation.target_path)):
                 context.log.debug(f"removed the old dbt target folder {path}")
@@ -147,20 +150,26 @@ def external_tables(manifest: dict) -> list[str]:
     return sorted({table for _, table, external in _source_tables(manifest) if external})
 
 
-def dbt_inputs_key(con, manifest: dict, settings: Settings, files: PartitionFiles) -> str:
-    """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
-    version, the code version of this step's Python (`dbt_models` and what it reaches), and the content of every source the manifest names: a warehouse table's rows
+def source_versions(con, manifest: dict, files: PartitionFiles) -> dict[tuple[str, str], str | None]:
+    """(schema, table) → the content of every source the manifest names: a warehouse table's rows
     (order-independent hash), or an external source's files in `files` (partition_files.py: their
-    names and SHA-256s).
+    names and SHA-256s); None for a warehouse table not there yet."""
+    sources = _source_tables(manifest)
+    file_hashes = files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
+    return {
+        (schema, table): file_hashes[table] if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None
+        for schema, table, external in sources
+    }
+
+
+def dbt_inputs_key(sources: dict[tuple[str, str], str | None], settings: Settings) -> str:
+    """What the models are built from: the dbt project's files, the pipeline's --vars, the dbt-core
+    version, the code version of this step's Python (`dbt_models` and what it reaches), and the
+    content of every source the manifest names (`source_versions`).
 
     A new or removed benchmark, a relabeled prompt or a reloaded source changes a source; an edited
     model, macro or test changes a file. Either makes the next run build."""
-    sources = _source_tables(manifest)
-    file_hashes = files.content_sha256s(table for _, table, external in sources if external)  # one read and write of the kept hashes
-    tables = [
-        [schema, table, file_hashes[table] if external else warehouse.table_hash(con, schema, table) if warehouse.table_exists(con, schema, table) else None]
-        for schema, table, external in sources
-    ]
+    tables = [[schema, table, version] for (schema, table), version in sorted(sources.items())]
     return fingerprint(code=code_version((__name__, "dbt_models")), inputs=[*project_inputs(), settings.dbt_vars, tables])
 
 
@@ -179,27 +188,32 @@ def needs_full_refresh(recorded: list[str | None], project: str) -> bool:
     return any(key != project for key in recorded)
 
 
-def models_built_from(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, key: str) -> dict[dg.AssetKey, dict] | None:
+def models_built_from(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, key: str) -> dict[dg.AssetKey, tuple[dict, dg.DataVersion]] | None:
     """When every selected model's last materialization recorded `key` (a build whose tests all
-    passed, see `with_warehouse_metadata`) and its relation is still in the warehouse: each model's
-    last metadata (row count, columns, lineage), to report again. Otherwise None: build."""
-    recorded: dict[dg.AssetKey, dict] = {}
+    passed, see `with_warehouse_metadata`) and a data version, and its relation is still in the
+    warehouse: each model's last metadata (row count, columns, lineage) and data version, to report
+    again. Otherwise None: build."""
+    recorded: dict[dg.AssetKey, tuple[dict, dg.DataVersion]] = {}
     selected = set(context.selected_asset_keys)
     upstream = {model: sorted(set(context.assets_def.asset_deps.get(model, ())) & selected) for model in sorted(selected)}
     for asset_key in graphlib.TopologicalSorter(upstream).static_order():  # a multi-asset reports in dependency order
-        fingerprint_then, metadata = last_fingerprint(context.instance, asset_key)
-        if fingerprint_then != key:
+        event = context.instance.get_latest_materialization_event(asset_key)
+        materialization = event.asset_materialization if event else None
+        metadata = dict(materialization.metadata) if materialization else {}
+        version = (materialization.tags or {}).get(DATA_VERSION_TAG) if materialization else None
+        if getattr(metadata.get(INPUTS_METADATA), "value", None) != key or version is None:
             return None
-        recorded[asset_key] = metadata
+        recorded[asset_key] = (metadata, dg.DataVersion(version))
     with warehouse_db.connect() as con:
         return recorded if all(warehouse.table_exists(con, *asset_key.path) for asset_key in recorded) else None
 
 
-def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: str, project: str) -> Iterator:
-    """dbt's events, each model's materialization given row count, typed and described columns and
-    column lineage, read from the warehouse once dbt has exited, `project` (the dbt project each
-    built model was built by: `dbt_project_key`), and, when the whole build passed, `key` (what it
-    was built from: a later run with the same key keeps the models).
+def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: str, project: str, sources: dict, dbt_vars: dict) -> Iterator:
+    """dbt's events, each model's materialization given row count, typed and described columns,
+    column lineage and its data version (`model_data_versions`: what its relation holds), read from
+    the warehouse once dbt has exited, `project` (the dbt project each built model was built by:
+    `dbt_project_key`), and, when the whole build passed, `key` (what it was built from: a later
+    run with the same key keeps the models, and reports the versions this build recorded).
 
     dagster-dbt's own `fetch_row_counts()` / `fetch_column_metadata()` query the warehouse while
     dbt is still running; a DuckDB file allows one process at a time, so here the events wait for
@@ -213,13 +227,18 @@ def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: st
         failure = exc
     with warehouse_db.connect() as con:
         extra = model_metadata(con, invocation.manifest, invocation.target_path, events)
+        versions = model_data_versions(con, invocation.manifest, extra, sources, dbt_vars)
     # A failed build records no key: the next run builds again and runs the tests again.
     built = {PROJECT_METADATA: project, RECOMPUTED_METADATA: True, **({INPUTS_METADATA: key} if failure is None else {})}
     for event in events:
         unique_id = getattr(event, "metadata", {}).get("unique_id")
         name = getattr(unique_id, "text", None)
-        if isinstance(event, (dg.Output, dg.AssetMaterialization)):
-            event = event.with_metadata({**event.metadata, **extra.get(name, {}), **built})
+        metadata = {**getattr(event, "metadata", {}), **extra.get(name, {}), **built}
+        if isinstance(event, dg.Output):
+            event = dg.Output(event.value, output_name=event.output_name, metadata=metadata, tags=event.tags,
+                              data_version=dg.DataVersion(versions[name]) if name in versions else None)
+        elif isinstance(event, dg.AssetMaterialization):
+            event = event.with_metadata(metadata)
         yield event
     if failure is not None:
         raise failure

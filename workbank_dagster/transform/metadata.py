@@ -8,6 +8,7 @@ simply has no lineage (a warning), never a failed run.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -81,3 +82,45 @@ def model_metadata(con: duckdb.DuckDBPyConnection, manifest: Mapping, target_pat
         metadata.update(_lineage(props, manifest.get("parent_map", {}).get(unique_id, []), manifest, columns, target_path))
         out[unique_id] = metadata
     return out
+
+
+def model_data_versions(
+    con: duckdb.DuckDBPyConnection, manifest: Mapping, unique_ids: Iterable[str], sources: Mapping[tuple[str, str], str | None], dbt_vars: Mapping[str, Any]
+) -> dict[str, str]:
+    """unique_id → the data version of each model in `unique_ids`: what its relation holds.
+
+    - A table (or an incremental model) is hashed: its row count and an order-independent sum of
+      its rows' hashes (warehouse.table_hash), a few milliseconds each on the full data.
+    - A view holds no rows of its own; hashing it would read its inputs again (the judgements and
+      candidates views read every benchmark's partition files). Its version is a digest of its
+      code version (project.model_code_version) and its inputs' versions: the models it selects
+      from, recursively, and the sources (`sources`, transform/assets.source_versions: a warehouse
+      table's hash, or an external source's file digests).
+
+    Dagster compares these with the versions that each asset below recorded as its inputs, so a
+    model that holds what it held leaves them fresh, and one that moved makes them stale; without
+    them Dagster derived a version from the models' code and their inputs', which did not move
+    when one benchmark's partition changed (docs/pipeline.md)."""
+    from .. import warehouse
+    from .project import default_dbt_vars, model_code_version
+
+    source_ids = {uid: (props["schema"], props.get("identifier") or props["name"]) for uid, props in manifest["sources"].items()}
+    found: dict[str, str] = {}
+
+    def version(uid: str) -> str:
+        if uid not in found:
+            if uid in source_ids:
+                found[uid] = f"source:{sources.get(source_ids[uid])}"
+            else:
+                props = manifest["nodes"][uid]
+                if props.get("config", {}).get("materialized") in ("view", "ephemeral"):
+                    parents = sorted(props.get("depends_on", {}).get("nodes", []))
+                    digest = hashlib.sha256(model_code_version(manifest, props, dbt_vars, default_dbt_vars()).encode())
+                    for parent in parents:
+                        digest.update(f"\0{parent}={version(parent)}".encode())
+                    found[uid] = f"view:{digest.hexdigest()[:32]}"
+                else:
+                    found[uid] = f"table:{warehouse.table_hash(con, *_relation(props))}"
+        return found[uid]
+
+    return {uid: version(uid) for uid in unique_ids if uid in manifest["nodes"]}
