@@ -35,7 +35,7 @@ import json
 
 import dagster as dg
 
-from .audits.assets import audit_files
+from .audits.assets import AUDIT_FILES, audit_files
 from .common import text_sha256
 from .partitions import audits_partitions, benchmarks_partitions, partition_requests
 from .settings import PipelineSettings, Settings
@@ -44,6 +44,7 @@ from .sources.benchmark_assets import BENCHMARK_FILE_KEYS
 from .sources.benchmark_set import benchmark_set
 from .sources.instructions import read_instructions
 from .sources.validate import SourceFormatError
+from .staleness import DATA_VERSION_TAG
 
 # The LLM judge costs money and needs a key: it runs only when asked (job llm_labeling), never by
 # `make run`, the sensor or the schedule.
@@ -201,9 +202,15 @@ def audit_files_sensor(context: dg.SensorEvaluationContext, pipeline_settings: P
     previous = json.loads(context.cursor) if context.cursor else {}
     current = audit_files(pipeline_settings.resolve().audits_dir)
     existing = context.instance.get_dynamic_partitions(audits_partitions.name)
-    requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in sorted(current.items()) if previous.get(slug) != digest]
+    changed = {slug: digest for slug, digest in sorted(current.items()) if previous.get(slug) != digest}
+    requests = [dg.RunRequest(run_key=f"{slug}:{digest}", partition_key=slug) for slug, digest in changed.items()]
     return dg.SensorResult(
         run_requests=requests,
+        # The changed files of existing partitions observed (files/audits), as `make run` observes
+        # them before it asks Dagster (a new partition's file is observed by the next `make run`).
+        asset_events=[
+            dg.AssetObservation(AUDIT_FILES, partition=slug, tags={DATA_VERSION_TAG: digest}) for slug, digest in changed.items() if slug in existing
+        ],
         dynamic_partitions_requests=partition_requests(audits_partitions, existing, current),
         cursor=json.dumps(current, sort_keys=True),
     )

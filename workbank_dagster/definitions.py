@@ -3,7 +3,7 @@
 import dagster as dg
 
 from .analysis.assets import analysis_assets
-from .audits.assets import user_audit, user_audit_catalog
+from .audits.assets import audit_files_observed, user_audit, user_audit_catalog
 from .automation import (
     all_assets_job,
     audit_files_sensor,
@@ -42,7 +42,7 @@ from .transform.project import DbtCli, dbt_executable, dbt_project
 pipeline_settings = PipelineSettings.configure_at_launch(**settings_at_load().model_dump(exclude_unset=True))
 
 defs = dg.Definitions(
-    assets=[*file_assets, benchmark_prompt_files, benchmark_result_files, *raw_assets, benchmark_prompts, benchmark_results, benchmark_instructions, benchmark_catalog, source_files, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, user_audit, user_audit_catalog, *report_assets],
+    assets=[*file_assets, benchmark_prompt_files, benchmark_result_files, *raw_assets, benchmark_prompts, benchmark_results, benchmark_instructions, benchmark_catalog, source_files, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, audit_files_observed, user_audit, user_audit_catalog, *report_assets],
     jobs=[all_assets_job, benchmark_partitions_job, warehouse_job, llm_labeling_job, user_audits_job],
     sensors=[benchmark_files_sensor, warehouse_after_partitions, audit_files_sensor],
     schedules=[weekly_refresh],

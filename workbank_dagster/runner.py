@@ -180,19 +180,54 @@ def sync_audits(instance) -> tuple[list[str], list[str]]:
     return sync_dynamic_partitions(instance, "audits", audit_files(settings_at_load().resolve().audits_dir))
 
 
+def audits_without_a_partition(path: Path, keys: list[str]) -> list[str]:
+    """The audits whose rows `analysis.user_audit` of the warehouse `path` still holds though their partition (their file) is
+    gone: what the catalog deletes. Read from the warehouse, so a removal is seen even when the run
+    that synced it failed before its audits' run."""
+    from . import warehouse
+
+    if not path.is_file():
+        return []
+    with warehouse.connect(path, read_only=True) as con:
+        if not warehouse.table_exists(con, "analysis", "user_audit"):
+            return []
+        found = {row[0] for row in con.execute("select distinct audit from analysis.user_audit").fetchall()}
+    return sorted(found - set(keys))
+
+
 def run_audits(instance) -> bool:
-    """Materialize every `audits` partition (sync_audits made them) in one run."""
+    """Materialize the audits (sync_audits made their partitions) in one run, when Dagster calls one
+    stale or missing; else, when the warehouse holds a removed audit's rows
+    (`audits_without_a_partition`) or the catalog is stale or missing, the catalog alone, which
+    deletes them; else nothing.
+
+    The audit files are observed first, without a run (staleness.report_data_versions: each file's
+    SHA-256, as the `files/audits` observation gives it), so an edited file makes its audit stale."""
     import dagster as dg
 
+    from .audits.assets import AUDIT_FILES, audit_files
+    from .definitions import defs
+    from .staleness import not_fresh, report_data_versions
+
     keys = instance.get_dynamic_partitions("audits")
-    # No audit left: only the catalog runs, and deletes the rows of the audits that were removed.
+    report_data_versions(instance, AUDIT_FILES, {key: digest for key, digest in audit_files(settings_at_load().resolve().audits_dir).items() if key in keys})
+    audits = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit"]), keys) if keys else {}
+    catalog = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit_catalog"]))
+    removed = audits_without_a_partition(settings_at_load().resolve().duckdb_path, keys)
+    if not audits and not catalog and not removed:
+        print(f"audits: {len(keys)} partition(s), none stale or missing per Dagster: not run")
+        return True
+    for key, status in sorted(audits.items()):
+        print(f"audits: {key} {status}")
+    # An audit with work to do: every audit runs (one run over the partition range), then the catalog.
+    # None: only the catalog runs, and deletes the rows of the audits that were removed.
     result = launch(
         get_audits_job,
         instance,
-        partition_range_tags(keys, "make run") if keys else {"workbank/trigger": "make run"},
-        asset_selection=None if keys else [dg.AssetKey(["analysis", "user_audit_catalog"])],
+        partition_range_tags(keys, "make run") if audits else {"workbank/trigger": "make run"},
+        asset_selection=None if audits else [dg.AssetKey(["analysis", "user_audit_catalog"])],
     )
-    if keys:
+    if audits:
         print(f"audits: {len(keys)} partition(s), run {result.run_id} {'succeeded' if result.success else 'failed'}")
     return result.success
 

@@ -56,6 +56,9 @@ from workbank_dagster.settings import REPO_ROOT, PipelineSettings
 
 ANALYSIS = "analysis/"
 OEWS = "bls/oews/national_M2024_dl.csv"
+# What `make run` prints when it launched the audits' run, or asked Dagster and found them fresh.
+AUDITS_RAN = "audits: 1 partition(s), run "
+AUDITS_FRESH = "audits: 1 partition(s), none stale or missing per Dagster: not run"
 # A module whose functions only analysis steps reach (checked below against the code versions).
 ANALYSIS_ONLY_MODULE = "analysis/zones.py"
 
@@ -104,6 +107,8 @@ class Runs:
             cursor = instance.event_log_storage.get_maximum_record_id() or 0
         completed = run_pipeline({**self.env, **env}, cwd=cwd)
         assert completed.returncode == 0, (completed.stdout[-3000:], completed.stderr[-3000:])
+        self.audits_ran = AUDITS_RAN in completed.stdout
+        assert self.audits_ran != (AUDITS_FRESH in completed.stdout), completed.stdout[-3000:]
         worked, kept = set(), set()
         with dg.DagsterInstance.from_config(str(self.root / "dagster_home")) as instance:
             for key in self.keys:
@@ -173,13 +178,20 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     defs = _definitions()
     root = tmp_path / "run"
     sources, env = copy_small_run(small_base_run, root, session_cache)
+    # The audits the base run read (the repository's), copied so that one can be edited below.
+    audits = tmp_path / "audits"
+    shutil.copytree(REPO_ROOT / "audits", audits)
+    env = {**env, "WORKBANK_AUDITS_DIR": str(audits)}
     runs = Runs(root, env)
 
     # Nothing changed: every cached step keeps what it made, and Dagster calls nothing stale (the
     # small run observed the files before loading them, so their versions are the ones it loaded).
+    # The audits' run, which follows Dagster's staleness (runner.run_audits), is not launched: the
+    # audit file is the same file, though in another folder (where files live is no version).
     staleness = runs.ask()
     worked, kept = runs.run()
     assert worked == set(), sorted(worked)
+    assert not runs.audits_ran
     assert staleness.stale == set(), (sorted(staleness.stale), staleness.causes)
     assert {"raw/onet_occupations", "raw/benchmark_prompts[cybench]", "labeling/occupation_prior", "labeling/embedded_labels[cybench]",
             "report/html_report", "report/data_dictionary", "analysis/coverage_logit_ratio"} <= kept
@@ -198,6 +210,7 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     assert {"raw/benchmark_prompts[cybench]", "labeling/embedded_labels[cybench]", "labeling/embedded_judgements[cybench]", "report/html_report"} <= worked
     assert not {name for name in worked if "[" in name and not name.endswith("[cybench]")}, sorted(worked)  # no other benchmark's partition
     assert any(name.startswith("marts/") for name in worked) and any(name.startswith(ANALYSIS) for name in worked)
+    assert runs.audits_ran  # the coverage its tasks are met with moved
 
     # Data of a whole-table source: one occupation's employment doubled.
     shared = (sources / OEWS).resolve()
@@ -259,8 +272,12 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
     assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)
     staleness = runs.ask(cwd=copy, **in_copy)
+    # With them, the audit file gains a task (after Dagster was asked): its audit runs again, and nothing else works.
+    with open(audits / "example-org.csv", "a", encoding="utf-8") as handle:
+        handle.write(",Schedule the maintenance of the delivery vans,3.0,3.5\n")
     worked, kept = runs.run(cwd=copy, **in_copy)
     assert worked == set(), sorted(worked)
+    assert runs.audits_ran
     assert {"labeling/embedded_labels[cybench]", "report/html_report", "analysis/workbank_task_zones"} <= kept
     # Dagster agrees: nothing is stale. The LLM labels' version moved, but `make run` never
     # materializes them: their partitions are missing, not stale.

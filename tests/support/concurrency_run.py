@@ -10,6 +10,7 @@
     python tests/support/concurrency_run.py warehouse                       job warehouse alone, in-process (the negative
                                                                     control of test_scaleout.py runs two at once)
     python tests/support/concurrency_run.py cli                             `make run` (workbank_dagster.cli run)
+    python tests/support/concurrency_run.py audits                          job user_audits over every audit partition
 
 The environment says where (WORKBANK_*, DAGSTER_HOME). The benchmark partitions must already be in
 the instance for the first two modes (`cli` syncs them itself).
@@ -112,6 +113,22 @@ def run_refresh(partition: str) -> int:
     return 0 if result.success else 1
 
 
+def run_audits() -> int:
+    """Job user_audits over every audit partition, whatever Dagster calls stale (`make run` asks)."""
+    import dagster as dg
+
+    from workbank_dagster import runner
+
+    runner.dagster_home()
+    instance = dg.DagsterInstance.get()
+    keys = instance.get_dynamic_partitions("audits")
+    result = runner.launch(runner.get_audits_job, instance, runner.partition_range_tags(keys, "test audits"))
+    print(f"run {result.run_id} {'succeeded' if result.success else 'failed'} (audits)")
+    _print_failures(result)
+    instance.dispose()
+    return 0 if result.success else 1
+
+
 def run_warehouse() -> int:
     import dagster as dg
 
@@ -168,6 +185,8 @@ def main(argv: list[str]) -> int:
         return cli.main(["run"])
     if mode == "warehouse":
         return run_warehouse()
+    if mode == "audits":
+        return run_audits()
     if mode == "refresh" and len(argv) == 2:
         return run_refresh(argv[1])
     if mode == "multiprocess":

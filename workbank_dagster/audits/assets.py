@@ -23,6 +23,25 @@ def audit_files(folder: Path) -> dict[str, str]:
     return {slug: file_sha256(path) for slug, path in slug_files(folder, ".csv").items()}
 
 
+AUDIT_FILES = dg.AssetKey(["files", "audits"])
+
+
+@dg.observable_source_asset(
+    key=AUDIT_FILES,
+    partitions_def=audits_partitions,
+    group_name="analysis",
+    description="Each audit file (audits/<slug>.csv); a partition's data version is its file's SHA-256, so a changed "
+    "file marks that audit stale. `make run` reports the same observation without a run before it asks Dagster "
+    "whether the audits have work to do (runner.run_audits).",
+    metadata={"files": "audits/<slug>.csv"},
+)
+def audit_files_observed(context: dg.OpExecutionContext, pipeline_settings: PipelineSettings) -> dg.DataVersionsByPartition:
+    found = audit_files(pipeline_settings.resolve().audits_dir)
+    partitioned_run = context.has_partition_key or context.has_partition_key_range
+    keys = context.partition_keys if partitioned_run else context.instance.get_dynamic_partitions(audits_partitions.name)
+    return dg.DataVersionsByPartition({key: dg.DataVersion(found.get(key, "missing")) for key in keys})
+
+
 def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtime: LabelingRuntime, settings: Settings) -> pd.DataFrame:
     """The embedded judge's top task for each free-text row (row, task_id, match_score)."""
     free = frame[frame["task_id"].isna()]
@@ -33,7 +52,7 @@ def match_free_text(frame: pd.DataFrame, warehouse_db: WarehouseResource, runtim
 
 @versioned_asset(
     key=["analysis", "user_audit"],
-    deps=[dg.AssetKey(["marts", "dim_task"]), dg.AssetKey(["marts", "fct_task_coverage"]), dg.AssetKey(["labeling", "task_index"])],
+    deps=[dg.AssetKey(["marts", "dim_task"]), dg.AssetKey(["marts", "fct_task_coverage"]), dg.AssetKey(["labeling", "task_index"]), AUDIT_FILES],
     partitions_def=audits_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     **warehouse_step("analysis", "team:analysis"),
