@@ -95,13 +95,29 @@ def versioned_asset(*, also: Iterable[Callable] = (), **kwargs) -> Callable[[Cal
     return decorate
 
 
-def versioned_multi_asset(*, specs: Iterable[dg.AssetSpec], **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:
+# The metadata entry where an asset whose version covers a stamp (`versioned_multi_asset`) shows it.
+STAMP_METADATA = "code_stamp"
+
+
+def stamped_version(version: str, stamp: object) -> str:
+    """A code version that also covers `stamp`, a JSON-able value."""
+    return hashlib.sha256(f"{version}\0{json.dumps(stamp, sort_keys=True)}".encode()).hexdigest()[:16]
+
+
+def versioned_multi_asset(*, specs: Iterable[dg.AssetSpec], stamp: object = None, **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:
     """`dg.multi_asset(specs=specs, **kwargs)`, every spec's `code_version` the one derived from the
-    function it decorates (one function computes all of them)."""
+    function it decorates (one function computes all of them), and, when given, from `stamp`: a
+    JSON-able value the step writes into what it makes as a constant of its code (the report's
+    version stamp: report/headline.code_stamp), shown in the specs' metadata (`code_stamp`)."""
 
     def decorate(fn: Callable) -> dg.AssetsDefinition:
         version = code_version(fn)
-        return dg.multi_asset(specs=[spec.replace_attributes(code_version=version) for spec in specs], **kwargs)(fn)
+        if stamp is not None:
+            version = stamped_version(version, stamp)
+            specs_out = [spec.replace_attributes(code_version=version, metadata={**spec.metadata, STAMP_METADATA: dg.MetadataValue.json(stamp)}) for spec in specs]
+        else:
+            specs_out = [spec.replace_attributes(code_version=version) for spec in specs]
+        return dg.multi_asset(specs=specs_out, **kwargs)(fn)
 
     return decorate
 

@@ -26,7 +26,7 @@ from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys,
 from .attribution import reference_sources
 from .exports import ROW_LIMIT, column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
-from .headline import benchmark_versions, headline_numbers, rejected_files
+from .headline import benchmark_versions, code_stamp, headline_numbers, rejected_files
 from .page import TEMPLATE_DIR, render_report
 from .static_figures import write_static_figures
 from .tables import report_frames
@@ -88,6 +88,8 @@ def append_refresh(con, record: dict) -> pd.DataFrame:
     ],
     name="headline",
     pool="warehouse",
+    # headline.json names the code that made it: its version covers the stamp, read when the definitions load.
+    stamp=code_stamp(),
 )
 def headline(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     """The numbers, and the row of the coverage history they make: this step knows both, so it

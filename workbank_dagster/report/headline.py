@@ -117,11 +117,18 @@ def version_stamp(con: duckdb.DuckDBPyConnection, labeler: str) -> dict:
     checkout; `commit_dirty` says whether tracked files had changes), the labeler, and the data
     snapshot (`data_snapshot`)."""
     snapshot, n_files = data_snapshot(con)
+    return {**code_stamp(), "labeler": labeler, "data_snapshot": snapshot, "data_files": n_files}
+
+
+def code_stamp() -> dict:
+    """The part of the version stamp that names the code: the package version and, in a git
+    checkout, the commit and whether tracked files differ from it. The headline's code version
+    covers it (report/assets.headline), so Dagster calls the headline stale when the code it would
+    stamp is another (a new commit, an edited checkout, a copy that is no checkout)."""
     stamp: dict = {"package": "workbank-dagster", "package_version": package_version()}
     found = git_commit()
     if found is not None:
         stamp["commit"], stamp["commit_dirty"] = found
-    stamp.update(labeler=labeler, data_snapshot=snapshot, data_files=n_files)
     return stamp
 
 
