@@ -84,17 +84,6 @@ def clear_cache() -> None:
     forget_memos()
 
 
-def versioned_asset(*, also: Iterable[Callable] = (), **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:
-    """`dg.asset(**kwargs)`, its `code_version` derived from the function it decorates and from
-    `also`: what it calls through a value it closes over (a factory's argument, such as a source's
-    reader), which its source cannot name."""
-
-    def decorate(fn: Callable) -> dg.AssetsDefinition:
-        return dg.asset(code_version=code_version(fn, *also), **kwargs)(fn)
-
-    return decorate
-
-
 # The metadata entry where an asset whose version covers a stamp (`versioned_multi_asset`) shows it.
 STAMP_METADATA = "code_stamp"
 
@@ -102,6 +91,21 @@ STAMP_METADATA = "code_stamp"
 def stamped_version(version: str, stamp: object) -> str:
     """A code version that also covers `stamp`, a JSON-able value."""
     return hashlib.sha256(f"{version}\0{json.dumps(stamp, sort_keys=True)}".encode()).hexdigest()[:16]
+
+
+def versioned_asset(*, also: Iterable[Callable] = (), stamp: object = None, **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:
+    """`dg.asset(**kwargs)`, its `code_version` derived from the function it decorates and from
+    `also`: what it calls through a value it closes over (a factory's argument, such as a source's
+    reader), which its source cannot name; and, when given, from `stamp` (as `versioned_multi_asset`)."""
+
+    def decorate(fn: Callable) -> dg.AssetsDefinition:
+        version = code_version(fn, *also)
+        if stamp is None:
+            return dg.asset(code_version=version, **kwargs)(fn)
+        metadata = {**kwargs.pop("metadata", {}), STAMP_METADATA: dg.MetadataValue.json(stamp)}
+        return dg.asset(code_version=stamped_version(version, stamp), metadata=metadata, **kwargs)(fn)
+
+    return decorate
 
 
 def versioned_multi_asset(*, specs: Iterable[dg.AssetSpec], stamp: object = None, **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:

@@ -16,6 +16,7 @@ from workbank_dagster import code_reach, settings_reads
 from workbank_dagster import code_version as cv
 from workbank_dagster.fingerprint import fingerprint
 from workbank_dagster.report.headline import code_stamp
+from workbank_dagster.transform.project import project_digest
 
 LABELING = "workbank_dagster.labeling.judge_assets"
 EMBEDDED = (LABELING, "embedded_judge_labels")
@@ -37,8 +38,9 @@ def test_every_python_asset_declares_the_version_of_its_function():
     graph = defs.resolve_asset_graph()
     # The headline's version covers the code stamp it writes (report/headline.code_stamp), which its specs show.
     stamps = {name: graph.get(dg.AssetKey.from_user_string(name)).metadata.get(cv.STAMP_METADATA) for name in derived}
-    assert sorted(name for name, stamp in stamps.items() if stamp is not None) == ["analysis/coverage_history", "report/headline"]
+    assert sorted(name for name, stamp in stamps.items() if stamp is not None) == ["analysis/coverage_history", "report/data_dictionary", "report/headline"]
     assert stamps["report/headline"].value == code_stamp()  # this checkout's: its commit, when it is a git checkout
+    assert stamps["report/data_dictionary"].value == project_digest()  # every file of the dbt project, which dbt's docs show
     expected = {name: version if stamps[name] is None else cv.stamped_version(version, stamps[name].value) for name, version in derived.items()}
     assert {name: graph.get(dg.AssetKey.from_user_string(name)).code_version for name in derived} == expected
 

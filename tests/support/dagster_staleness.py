@@ -207,9 +207,13 @@ def partitioned_assets(defs) -> list[str]:
 
 
 def file_assets(defs) -> list[str]:
-    """The observable source assets (`files/<table>`)."""
+    """The observable source assets that `make run`'s job observes (`files/<table>`, the benchmark
+    files): not the audit files, which `make run` reports without a run before it asks about the
+    audits (runner.run_audits), each partition its own (partitioned by audit, not by benchmark)."""
+    from workbank_dagster.audits.assets import AUDIT_FILES
+
     graph = defs.resolve_asset_graph()
-    return sorted(key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).is_observable)
+    return sorted(key.to_user_string() for key in graph.get_all_asset_keys() if graph.get(key).is_observable and key != AUDIT_FILES)
 
 
 def compare(staleness: Staleness, worked: set[str], kept: set[str], children: Mapping[str, Iterable[str]]) -> dict:

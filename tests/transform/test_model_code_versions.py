@@ -76,3 +76,21 @@ def test_the_version_is_stable_and_follows_the_sql():
     assert _moved(_versions(manifest), _versions(edited)) == {"dim_task"}
     assert all(isinstance(v, str) and len(v) == 16 for v in _versions(manifest).values())
     assert dg.AssetKey(["marts", "dim_task"]) == translator.get_asset_key(_models(manifest)["dim_task"])
+
+
+def test_the_version_follows_what_the_model_s_properties_build_not_its_documentation():
+    """An edit of a model's .yml: a configuration or a declared column type (its enforced contract
+    casts to it) moves that model alone; a description, an owner or a tag moves none."""
+    manifest = _manifest()
+    default = _versions(manifest)
+
+    def edited(change) -> set[str]:
+        changed = copy.deepcopy(manifest)
+        change(next(n for n in changed["nodes"].values() if n["resource_type"] == "model" and n["name"] == "fct_task_coverage"))
+        return _moved(default, _versions(changed))
+
+    assert edited(lambda node: node["config"].update(materialized="view")) == {"fct_task_coverage"}
+    assert edited(lambda node: node["columns"]["task_id"].update(data_type="bigint")) == {"fct_task_coverage"}
+    assert edited(lambda node: node["columns"]["task_id"].update(description="reworded")) == set()
+    assert edited(lambda node: node.update(description="reworded")) == set()
+    assert edited(lambda node: node["config"]["meta"].update(owner="team:someone-else")) == set()

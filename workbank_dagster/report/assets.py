@@ -22,7 +22,7 @@ from ..common import asset_attributes, warehouse_step
 from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, content_version, fingerprint, last_fingerprint
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings
-from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys, project_inputs
+from ..transform.project import dbt_for, dbt_project, dbt_vars_args, model_keys, project_digest, project_inputs
 from .attribution import reference_sources
 from .exports import ROW_LIMIT, column_types, data_dictionary, dbt_descriptions, export_tables, write_json_atomic, write_text_atomic
 from .figures import available_figures
@@ -162,6 +162,8 @@ def _dbt_docs(dbt: DbtCliResource, settings, warehouse_path: Path, target: Path)
     deps=[EXPORTS],
     description="data/outputs/tables/DATA_DICTIONARY.md (+ .csv, + dbt_docs.html): every exported table and column, from `dbt docs generate`.",
     **warehouse_step("report", "team:analysis", "dbt", "markdown"),
+    # dbt's docs show every file of the dbt project (descriptions, SQL, tests): its version covers them all.
+    stamp=project_digest(),
 )
 def data_dictionary_asset(context: dg.AssetExecutionContext, dbt: DbtCliResource, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings) -> dg.MaterializeResult:
     settings = pipeline_settings.resolve()

@@ -25,6 +25,7 @@ from dagster_dbt.dbt_project import DbtProjectPreparer
 from packaging import version
 
 from ..atomic import write_text
+from ..fingerprint import fingerprint
 from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
 
 
@@ -75,6 +76,13 @@ def project_inputs() -> list:
     absolute paths: keyed on it, a checkout in another folder would look changed."""
     files = project_files()
     return [[str(p.relative_to(DBT_PROJECT_DIR)) for p in files], *files, importlib.metadata.version("dbt-core")]
+
+
+def project_digest() -> str:
+    """The dbt project as one SHA-256 (`project_inputs`: its files and the dbt-core version): the
+    stamp of the data dictionary's code version, which `dbt docs generate` makes from every file of
+    the project (report/assets.data_dictionary_asset)."""
+    return fingerprint(code="", inputs=project_inputs())
 
 
 MANIFEST_KEY_FILE = "manifest.inputs_sha256"
@@ -292,9 +300,25 @@ def macro_closure(manifest: Mapping[str, Any], macro_ids) -> list[str]:
     return sorted(seen)
 
 
+# Configuration that documents a model and does not shape what it builds (the data dictionary reads
+# descriptions and owners; a model's version leaves them out).
+DOCUMENTATION_CONFIG = frozenset({"meta", "tags", "docs", "group", "access", "persist_docs"})
+
+
+def built_by(node: Mapping[str, Any]) -> str:
+    """What of a model's properties (its .yml, dbt_project.yml) shapes the relation it builds, as
+    canonical JSON: its configuration (materialization, incremental strategy, hooks, contract) and
+    its columns' declared types and constraints (an enforced contract casts to them). Descriptions,
+    owners and tags are documentation."""
+    config = {key: value for key, value in (node.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
+    columns = {name: [column.get("data_type"), column.get("constraints") or []] for name, column in (node.get("columns") or {}).items()}
+    return json.dumps({"config": config, "columns": columns, "constraints": node.get("constraints") or []}, sort_keys=True, default=str)
+
+
 def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """A model's Dagster code version: a SHA-256 (first 16 hex digits) over its SQL file (dbt's
-    checksum, dagster-dbt's own code version), the text of every macro it calls, transitively, and
+    checksum, dagster-dbt's own code version), its configuration and declared column types
+    (`built_by`), the text of every macro it calls, transitively, and
     the value of each var its SQL or those macros read (`var('...')`) that is not at its default
     (`defaults`), as the Python assets' versions cover the settings they read (code_version.py).
 
@@ -302,7 +326,7 @@ def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt
     macro left every model fresh in Dagster's eyes while the build rewrote them."""
     macros = macro_closure(manifest, node.get("depends_on", {}).get("macros", []))
     texts = [node.get("raw_code") or "", *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
-    digest = hashlib.sha256(f"sql:{node['checksum']['checksum']}\0".encode())
+    digest = hashlib.sha256(f"sql:{node['checksum']['checksum']}\0built:{built_by(node)}\0".encode())
     for macro in macros:
         digest.update(f"macro:{macro}\0{manifest['macros'][macro]['macro_sql']}\0".encode())
     for name in sorted({name for text in texts for name in VAR_CALL.findall(text)}):
