@@ -70,14 +70,14 @@ def fresh_instance(root: Path, workers: int, benchmarks: list[str]) -> None:
     and the benchmarks' partitions."""
     import dagster as dg
 
-    from workbank_dagster import runner
+    from workbank_dagster import dagster_instance
 
     home = root / "dagster_home"
     home.mkdir(parents=True)
-    (home / "dagster.yaml").write_text(runner.DAGSTER_YAML)
+    (home / "dagster.yaml").write_text(dagster_instance.DAGSTER_YAML)
     instance = dg.DagsterInstance.from_config(str(home))
     try:
-        runner.configure_pools(instance, workers)
+        dagster_instance.configure_pools(instance, workers)
         instance.add_dynamic_partitions("benchmarks", benchmarks)
     finally:
         instance.dispose()

@@ -45,18 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir(REPO_ROOT)
     warnings.filterwarnings("ignore", message=".*is currently in beta.*")
     log_to_stderr()
-    from . import runner
+    from . import dagster_instance
     from .sources.validate import SourceFormatError
 
     try:
         return command(args)
-    except (runner.InstanceUnreachable, SourceFormatError) as exc:  # a bad input file outside a run: its name, line, rule
+    except (dagster_instance.InstanceUnreachable, SourceFormatError) as exc:  # a bad input file outside a run: its name, line, rule
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
 def command(args: argparse.Namespace) -> int:
-    from . import runner
+    from . import dagster_instance, runner
 
     if args.command == "run":
         return runner.run_all(full_refresh=args.full_refresh)
@@ -87,7 +87,7 @@ def command(args: argparse.Namespace) -> int:
         from .migrate import migrate
         from .settings import settings_at_load
 
-        with runner.open_instance() as instance:
+        with dagster_instance.open_instance() as instance:
             changes = migrate(settings_at_load().resolve().duckdb_path, instance)
         print("\n".join(changes) if changes else "nothing to migrate")
         return 0
@@ -113,8 +113,8 @@ def command(args: argparse.Namespace) -> int:
 
         print(json.dumps(runner.estimate_llm(batch=args.batch, benchmarks=args.benchmarks or None), indent=2))
         return 0
-    runner.open_instance().dispose()  # made if new, its pools given their slots (runner.configure_pools)
-    print(runner.dagster_home())
+    dagster_instance.open_instance().dispose()  # made if new, its pools given their slots (dagster_instance.configure_pools)
+    print(dagster_instance.dagster_home())
     return 0
 
 

@@ -216,7 +216,7 @@ class PipelineSettings(dg.ConfigurableResource):
 class InstanceSettings(pydantic.BaseModel):
     """How runs share the machine: a setting of the Dagster instance, not of a run, so no run's
     config carries it and the launchpad does not show it. Every CLI command that opens the instance
-    gives it to the instance's pools (runner.configure_pools), where it holds for every run launched
+    gives it to the instance's pools (dagster_instance.configure_pools), where it holds for every run launched
     after, from the CLI, the UI, a sensor or a backfill alike. No number depends on it."""
 
     model_config = pydantic.ConfigDict(frozen=True)

@@ -28,7 +28,7 @@ computation reads it (`settings_read` lists them, `code_version.reached` names t
 
 What this cannot see: a value the launchpad gives one run (the definitions loaded with the
 environment's). dbt's models read the settings through `var()`; their versions cover the values
-of the vars they read, by the same rule (transform/project.py, `model_code_version`).
+of the vars they read, by the same rule (transform/translator.py, `model_code_version`).
 """
 
 from __future__ import annotations

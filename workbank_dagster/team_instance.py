@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .runner import DAGSTER_YAML, configure_pools
+from .dagster_instance import DAGSTER_YAML, configure_pools
 from .settings import REPO_ROOT, InstanceSettings, settings_at_load
 
 POSTGRES_PACKAGE = "postgresql"

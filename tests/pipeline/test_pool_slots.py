@@ -19,13 +19,13 @@ from conftest import ARTIFACTS, copy_small_run
 from fake_openai import FakeOpenAI
 from partition_tables import partition_tables
 
-from workbank_dagster import pools, runner
+from workbank_dagster import dagster_instance, pools
 from workbank_dagster.settings import REPO_ROOT
 
 
 def test_slots_of_ended_runs_are_freed_and_live_ones_kept(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     config = yaml.safe_load((tmp_path / "home" / "dagster.yaml").read_text())
     assert config["run_monitoring"]["free_slots_after_run_end_seconds"] > 0  # the daemon's side of it
     instance = dg.DagsterInstance.get()
@@ -85,7 +85,7 @@ def _kill(process) -> None:
 
 def test_a_run_killed_holding_the_slot_is_marked_failed_and_freed_and_a_live_one_kept(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     process, held_by = _start_holder(tmp_path / "home", tmp_path / "holder.log")
     instance = dg.DagsterInstance.get()
     storage = instance.event_log_storage
@@ -173,14 +173,14 @@ def test_opening_the_instance_gives_each_pool_its_slots(tmp_path, monkeypatch):
         InstanceSettings.from_env({"WORKBANK_PARTITION_WORKERS": "0"})
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "3")
-    instance = runner.open_instance()
+    instance = dagster_instance.open_instance()
     try:
         storage = instance.event_log_storage
         assert {pool: storage.get_concurrency_info(pool).slot_count for pool in ("partitions", "warehouse")} == {"partitions": 3, "warehouse": 1}
     finally:
         instance.dispose()
     monkeypatch.setenv("WORKBANK_PARTITION_WORKERS", "1")
-    instance = runner.open_instance()  # a later command with another setting sets it again
+    instance = dagster_instance.open_instance()  # a later command with another setting sets it again
     try:
         assert instance.event_log_storage.get_concurrency_info("partitions").slot_count == 1
     finally:

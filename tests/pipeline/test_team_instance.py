@@ -141,7 +141,7 @@ def test_an_unreachable_postgres_is_one_clear_error_naming_its_host_and_port(tmp
 
 
 def test_the_postgres_endpoint_is_read_from_each_form_dagster_takes(tmp_path, monkeypatch):
-    from workbank_dagster.runner import DAGSTER_YAML, postgres_endpoint
+    from workbank_dagster.dagster_instance import DAGSTER_YAML, postgres_endpoint
 
     (tmp_path / "dagster.yaml").write_text(DAGSTER_YAML)
     assert postgres_endpoint(tmp_path) is None  # SQLite: nothing to reach

@@ -22,7 +22,7 @@ import duckdb
 import pytest
 from conftest import ARTIFACTS, small_source_dir
 
-from workbank_dagster.runner import DAGSTER_YAML
+from workbank_dagster.dagster_instance import DAGSTER_YAML
 from workbank_dagster.settings import REPO_ROOT
 
 GROUPS = {"sources", "labeling", "transform", "analysis", "report"}

@@ -6,7 +6,7 @@ What races: DuckDB lets one process open the file read-write and then no other p
 it at all (IOException "Could not set lock on file ... Conflicting lock is held"). Two safeguards:
 
 * every asset that touches the warehouse is in pool `warehouse`, limit 1 in the instance's
-  dagster.yaml (runner.DAGSTER_YAML). Both the in-process and the multiprocess executor claim a
+  dagster.yaml (dagster_instance.DAGSTER_YAML). Both the in-process and the multiprocess executor claim a
   slot of the pool from the instance's storage before a step starts, so warehouse steps of
   different runs and processes never overlap (asserted below from the event log). The
   per-benchmark steps never open the warehouse (they write their own files) and are in pool
@@ -46,7 +46,7 @@ from concurrency_run import pipeline_env
 from conftest import ARTIFACTS, SMALL
 from step_events import step_intervals
 
-from workbank_dagster import runner
+from workbank_dagster import dagster_instance, runner
 from workbank_dagster.settings import REPO_ROOT
 
 HELPER = REPO_ROOT / "tests" / "support" / "concurrency_run.py"
@@ -176,7 +176,7 @@ def test_multiprocess_backfill_and_second_run_at_once_match_a_serial_run(tmp_pat
     home = root / "dagster_home"
     home.mkdir(parents=True)
     without_pool = os.environ.get("WORKBANK_TEST_WITHOUT_POOL") == "1"  # negative control only
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n" if without_pool else runner.DAGSTER_YAML)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n" if without_pool else dagster_instance.DAGSTER_YAML)
     instance = dg.DagsterInstance.from_config(str(home))
     try:
         assert instance.event_log_storage.supports_global_concurrency_limits

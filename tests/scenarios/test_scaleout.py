@@ -70,7 +70,7 @@ from conftest import ARTIFACTS, SMALL, copy_small_run
 from step_events import step_intervals
 from team_service import free_port, graphql, processes_naming, webserver_up
 
-from workbank_dagster import runner
+from workbank_dagster import dagster_instance
 from workbank_dagster.settings import REPO_ROOT
 
 pytestmark = pytest.mark.scaleout
@@ -515,7 +515,7 @@ def test_negative_control_two_warehouse_writers_on_one_file_meet_the_lock_error(
     home = tmp_path / "dagster_home"
     instance = dg.DagsterInstance.from_config(str(home))
     try:
-        runner.configure_pools(instance, 2)
+        dagster_instance.configure_pools(instance, 2)
         instance.event_log_storage.set_concurrency_slots("warehouse", 2)
     finally:
         instance.dispose()

@@ -13,7 +13,7 @@ def asset_code_versions(defs, package_dir: Path | None = None, settings=None) ->
     """Asset (user string) -> the code version its function (and a factory's reader) has in the
     package at `package_dir` (default: the checkout), with the settings `settings` (a
     PipelineSettings; default: this process's, `settings_at_load()`, as the definitions loaded).
-    dbt's models are versioned from their SQL, macros and vars (transform/project.py,
+    dbt's models are versioned from their SQL, macros and vars (transform/translator.py,
     `model_code_version`; tests/transform/test_model_code_versions.py) and the file observations
     have no code; both are left out."""
     from workbank_dagster import code_reach

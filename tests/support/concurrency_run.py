@@ -94,9 +94,9 @@ def warehouse_job():
 def run_refresh(partition: str) -> int:
     import dagster as dg
 
-    from workbank_dagster import runner
+    from workbank_dagster import dagster_instance
 
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     instance = dg.DagsterInstance.get()
     in_process = {"execution": {"config": {"in_process": {}}}}
     result = dg.execute_job(
@@ -117,9 +117,9 @@ def run_audits() -> int:
     """Job user_audits over every audit partition, whatever Dagster calls stale (`make run` asks)."""
     import dagster as dg
 
-    from workbank_dagster import runner
+    from workbank_dagster import dagster_instance, runner
 
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     instance = dg.DagsterInstance.get()
     keys = instance.get_dynamic_partitions("audits")
     result = runner.launch(runner.get_audits_job, instance, runner.partition_range_tags(keys, "test audits"))
@@ -132,9 +132,9 @@ def run_audits() -> int:
 def run_warehouse() -> int:
     import dagster as dg
 
-    from workbank_dagster import runner
+    from workbank_dagster import dagster_instance
 
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     instance = dg.DagsterInstance.get()
     result = dg.execute_job(
         dg.reconstructable(warehouse_job), instance=instance, tags={"workbank/trigger": "test warehouse"}, run_config={"execution": {"config": {"in_process": {}}}}
@@ -148,9 +148,9 @@ def run_warehouse() -> int:
 def run_job(executor: str, max_concurrent: int = 2, keys: list[str] | None = None) -> int:
     import dagster as dg
 
-    from workbank_dagster import runner
+    from workbank_dagster import dagster_instance, runner
 
-    runner.dagster_home()
+    dagster_instance.dagster_home()
     instance = dg.DagsterInstance.get()
     partitions = instance.get_dynamic_partitions("benchmarks")
     if not partitions:

@@ -216,9 +216,9 @@ def test_the_uniqueness_test_finds_a_duplicated_row(tmp_path, small_base_run, se
 
 BUILD_ALONE = """
 import sys
-from workbank_dagster import runner
+from workbank_dagster import dagster_instance, runner
 from workbank_dagster.transform.assets import dbt_models
-result = runner.launch(runner.get_warehouse_job, runner.open_instance(), {"workbank/trigger": "test"},
+result = runner.launch(runner.get_warehouse_job, dagster_instance.open_instance(), {"workbank/trigger": "test"},
                        runner.full_run_config(full_refresh=True), asset_selection=list(dbt_models.keys))
 sys.exit(0 if result.success else 1)
 """

@@ -1,4 +1,4 @@
-"""The dbt models' Dagster code versions (transform/project.py, `model_code_version`): each covers
+"""The dbt models' Dagster code versions (transform/translator.py, `model_code_version`): each covers
 its SQL, the macros it calls and the vars it reads, so Dagster calls a model stale when a setting
 dbt reads moves, or a macro it calls is edited, and no other model."""
 
@@ -10,7 +10,8 @@ import json
 import dagster as dg
 
 from workbank_dagster.settings import PipelineSettings, settings_at_load
-from workbank_dagster.transform.project import dbt_project, default_dbt_vars, model_code_version, translator
+from workbank_dagster.transform.project import dbt_project
+from workbank_dagster.transform.translator import default_dbt_vars, model_code_version, translator
 
 
 def _manifest() -> dict:

@@ -34,8 +34,8 @@ from .project import (
     prepared_manifest,
     project_inputs,
     prune_build_dirs,
-    translator,
 )
+from .translator import translator
 
 # Read, not parsed: the CLI, `dagster dev` and the image build prepare it (project.prepared_manifest).
 prepared_manifest()

@@ -17,7 +17,8 @@ from typing import Any
 import dagster as dg
 import duckdb
 
-from .project import dbt_project, translator
+from .project import dbt_project
+from .translator import translator
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def model_data_versions(
       its rows' hashes (warehouse.table_hash), a few milliseconds each on the full data.
     - A view holds no rows of its own; hashing it would read its inputs again (the judgements and
       candidates views read every benchmark's partition files). Its version is a digest of its
-      code version (project.model_code_version) and its inputs' versions: the models it selects
+      code version (translator.model_code_version) and its inputs' versions: the models it selects
       from, recursively, and the sources (`sources`, transform/assets.source_versions: a warehouse
       table's hash, or an external source's file digests).
 
@@ -102,7 +103,7 @@ def model_data_versions(
     them Dagster derived a version from the models' code and their inputs', which did not move
     when one benchmark's partition changed (docs/pipeline.md)."""
     from .. import warehouse
-    from .project import default_dbt_vars, model_code_version
+    from .translator import default_dbt_vars, model_code_version
 
     source_ids = {uid: (props["schema"], props.get("identifier") or props["name"]) for uid, props in manifest["sources"].items()}
     found: dict[str, str] = {}

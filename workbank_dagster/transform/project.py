@@ -1,32 +1,30 @@
-"""The dbt project as Dagster sees it: DbtProject, the manifest, the translator, the `--vars` helper."""
+"""The dbt project as Dagster runs it: DbtProject, the CLI resource, the manifest, the profiles, the
+`--vars`, the build folders (how Dagster sees each node: translator.py)."""
 
 from __future__ import annotations
 
 import fcntl
-import functools
 import hashlib
 import importlib.metadata
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import yaml
-from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject
+from dagster_dbt import DbtCliResource, DbtProject
 from dagster_dbt.dbt_project import DbtProjectPreparer
 from packaging import version
 
 from ..atomic import write_text
 from ..fingerprint import fingerprint
 from ..settings import DBT_PROJECT_DIR, Settings, settings_at_load
+from .translator import translator
 
 
 def dbt_executable() -> str:
@@ -281,111 +279,6 @@ def model_keys(schema: str) -> list[dg.AssetKey]:
         for node in manifest["nodes"].values()
         if node["resource_type"] == "model" and (node.get("config", {}).get("schema") or node.get("schema")) == schema
     ]
-
-
-# A `var('name')` (or "name") in a model's or macro's Jinja.
-VAR_CALL = re.compile(r"""\bvar\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
-
-
-def macro_closure(manifest: Mapping[str, Any], macro_ids) -> list[str]:
-    """The macros `macro_ids` name and every macro they call, transitively, sorted."""
-    seen: set[str] = set()
-    todo = list(macro_ids)
-    while todo:
-        macro_id = todo.pop()
-        if macro_id in seen or macro_id not in manifest["macros"]:
-            continue
-        seen.add(macro_id)
-        todo.extend(manifest["macros"][macro_id].get("depends_on", {}).get("macros", []))
-    return sorted(seen)
-
-
-# Configuration that documents a model and does not shape what it builds (the data dictionary reads
-# descriptions and owners; a model's version leaves them out).
-DOCUMENTATION_CONFIG = frozenset({"meta", "tags", "docs", "group", "access", "persist_docs"})
-
-
-def built_by(node: Mapping[str, Any]) -> str:
-    """What of a model's properties (its .yml, dbt_project.yml) shapes the relation it builds, as
-    canonical JSON: its configuration (materialization, incremental strategy, hooks, contract) and
-    its columns' declared types and constraints (an enforced contract casts to them). Descriptions,
-    owners and tags are documentation."""
-    config = {key: value for key, value in (node.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
-    columns = {name: [column.get("data_type"), column.get("constraints") or []] for name, column in (node.get("columns") or {}).items()}
-    return json.dumps({"config": config, "columns": columns, "constraints": node.get("constraints") or []}, sort_keys=True, default=str)
-
-
-def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
-    """A model's Dagster code version: a SHA-256 (first 16 hex digits) over its SQL file (dbt's
-    checksum, dagster-dbt's own code version), its configuration and declared column types
-    (`built_by`), the text of every macro it calls, transitively, and
-    the value of each var its SQL or those macros read (`var('...')`) that is not at its default
-    (`defaults`), as the Python assets' versions cover the settings they read (code_version.py).
-
-    dagster-dbt's version is the checksum alone, so a changed `coverage_threshold` or an edited
-    macro left every model fresh in Dagster's eyes while the build rewrote them."""
-    macros = macro_closure(manifest, node.get("depends_on", {}).get("macros", []))
-    texts = [node.get("raw_code") or "", *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
-    digest = hashlib.sha256(f"sql:{node['checksum']['checksum']}\0built:{built_by(node)}\0".encode())
-    for macro in macros:
-        digest.update(f"macro:{macro}\0{manifest['macros'][macro]['macro_sql']}\0".encode())
-    for name in sorted({name for text in texts for name in VAR_CALL.findall(text)}):
-        if name in dbt_vars and dbt_vars[name] != defaults.get(name):
-            digest.update(f"var:{name}={json.dumps(dbt_vars[name], sort_keys=True)}\0".encode())
-    return digest.hexdigest()[:16]
-
-
-@functools.cache
-def default_dbt_vars() -> dict[str, Any]:
-    """The dbt vars at the settings' defaults (docs/method.md's). Read once: dagster-dbt asks for a
-    model's spec once per check and dependant too (about 500 times at load), and building the
-    settings each time cost about 2 s."""
-    from ..settings import PipelineSettings
-
-    return PipelineSettings().resolve().dbt_vars
-
-
-@functools.cache
-def _vars_at_load() -> dict[str, Any]:
-    """The dbt vars of the settings the definitions load with (`settings_at_load`), read once."""
-    return settings_at_load().resolve().dbt_vars
-
-
-class WorkbankDbtTranslator(DagsterDbtTranslator):
-    """Models are keyed [schema, name] (marts/dim_task); sources keep [source, table] (raw/...).
-    A model's code version covers its macros and the vars it reads (`model_code_version`), at the
-    values the settings have when the definitions load."""
-
-    def get_asset_spec(self, manifest: Mapping[str, Any], unique_id: str, project: DbtProject | None) -> dg.AssetSpec:
-        spec = super().get_asset_spec(manifest, unique_id, project)
-        node = manifest["nodes"].get(unique_id)
-        if node is None or node["resource_type"] != "model":
-            return spec
-        return spec.replace_attributes(code_version=model_code_version(manifest, node, _vars_at_load(), default_dbt_vars()))
-
-    def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
-        if dbt_resource_props["resource_type"] == "model":
-            schema = dbt_resource_props.get("config", {}).get("schema") or dbt_resource_props.get("schema")
-            return dg.AssetKey([schema, dbt_resource_props["name"]])
-        return super().get_asset_key(dbt_resource_props)
-
-    def get_group_name(self, dbt_resource_props: Mapping[str, Any]) -> str | None:
-        if dbt_resource_props["resource_type"] == "model":
-            return "transform"
-        return super().get_group_name(dbt_resource_props)
-
-    def get_owners(self, dbt_resource_props: Mapping[str, Any]):
-        """The model's `meta.owner` (dbt_project.yml gives every model one)."""
-        owner = (dbt_resource_props.get("config", {}).get("meta") or {}).get("owner") or (dbt_resource_props.get("meta") or {}).get("owner")
-        return [owner] if owner else []
-
-
-# Duplicate source keys: a step that writes two tables (labeling/embedded_labels writes the candidates too,
-# labeling/judge_validation its per-prompt outcomes) is one asset, and the sources of both tables point
-# at it (meta.dagster.asset_key in models/staging/__sources.yml).
-translator = WorkbankDbtTranslator(
-    settings=DagsterDbtTranslatorSettings(enable_asset_checks=True, enable_code_references=True, enable_duplicate_source_asset_keys=True)
-)
 
 
 # In a warehouse's own build folder (`build_dir_for`): the path of the profiles folder it builds with.
