@@ -95,3 +95,12 @@ def test_the_version_follows_what_the_model_s_properties_build_not_its_documenta
     assert edited(lambda node: node["columns"]["task_id"].update(description="reworded")) == set()
     assert edited(lambda node: node.update(description="reworded")) == set()
     assert edited(lambda node: node["config"]["meta"].update(owner="team:someone-else")) == set()
+
+
+def test_another_dbt_core_moves_every_model():
+    """The dbt-core that parsed the manifest compiles the SQL (`dbt_models`' key holds its version):
+    an upgrade makes every model stale, as the step builds them all again."""
+    manifest = _manifest()
+    upgraded = copy.deepcopy(manifest)
+    upgraded["metadata"]["dbt_version"] = "1.11.99"
+    assert _moved(_versions(manifest), _versions(upgraded)) == set(_models(manifest))

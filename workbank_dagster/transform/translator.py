@@ -51,15 +51,17 @@ def built_by(node: Mapping[str, Any]) -> str:
 def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """A model's Dagster code version: a SHA-256 (first 16 hex digits) over its SQL file (dbt's
     checksum, dagster-dbt's own code version), its configuration and declared column types
-    (`built_by`), the text of every macro it calls, transitively, and
-    the value of each var its SQL or those macros read (`var('...')`) that is not at its default
-    (`defaults`), as the Python assets' versions cover the settings they read (code_version.py).
+    (`built_by`), the text of every macro it calls, transitively, the value of each var its SQL
+    or those macros read (`var('...')`) that is not at its default (`defaults`), as the Python
+    assets' versions cover the settings they read (code_version.py), and the dbt-core version
+    that parsed the manifest (which compiles the SQL, and which `dbt_models`' key holds too).
 
     dagster-dbt's version is the checksum alone, so a changed `coverage_threshold` or an edited
     macro left every model fresh in Dagster's eyes while the build rewrote them."""
     macros = macro_closure(manifest, node.get("depends_on", {}).get("macros", []))
     texts = [node.get("raw_code") or "", *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
-    digest = hashlib.sha256(f"sql:{node['checksum']['checksum']}\0built:{built_by(node)}\0".encode())
+    dbt_version = (manifest.get("metadata") or {}).get("dbt_version")
+    digest = hashlib.sha256(f"dbt:{dbt_version}\0sql:{node['checksum']['checksum']}\0built:{built_by(node)}\0".encode())
     for macro in macros:
         digest.update(f"macro:{macro}\0{manifest['macros'][macro]['macro_sql']}\0".encode())
     for name in sorted({name for text in texts for name in VAR_CALL.findall(text)}):
