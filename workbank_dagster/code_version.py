@@ -93,17 +93,22 @@ def stamped_version(version: str, stamp: object) -> str:
     return hashlib.sha256(f"{version}\0{json.dumps(stamp, sort_keys=True)}".encode()).hexdigest()[:16]
 
 
+def _stamped(version: str, stamp: object, metadata) -> tuple[str, dict]:
+    """`version` and `metadata` as an asset declares them: with `stamp` (when given) covered by the
+    version and shown in the metadata (`code_stamp`)."""
+    if stamp is None:
+        return version, dict(metadata or {})
+    return stamped_version(version, stamp), {**(metadata or {}), STAMP_METADATA: dg.MetadataValue.json(stamp)}
+
+
 def versioned_asset(*, also: Iterable[Callable] = (), stamp: object = None, **kwargs) -> Callable[[Callable], dg.AssetsDefinition]:
     """`dg.asset(**kwargs)`, its `code_version` derived from the function it decorates and from
     `also`: what it calls through a value it closes over (a factory's argument, such as a source's
     reader), which its source cannot name; and, when given, from `stamp` (as `versioned_multi_asset`)."""
 
     def decorate(fn: Callable) -> dg.AssetsDefinition:
-        version = code_version(fn, *also)
-        if stamp is None:
-            return dg.asset(code_version=version, **kwargs)(fn)
-        metadata = {**kwargs.pop("metadata", {}), STAMP_METADATA: dg.MetadataValue.json(stamp)}
-        return dg.asset(code_version=stamped_version(version, stamp), metadata=metadata, **kwargs)(fn)
+        version, metadata = _stamped(code_version(fn, *also), stamp, kwargs.get("metadata"))
+        return dg.asset(**{**kwargs, "code_version": version, "metadata": metadata or None})(fn)
 
     return decorate
 
@@ -116,12 +121,8 @@ def versioned_multi_asset(*, specs: Iterable[dg.AssetSpec], stamp: object = None
 
     def decorate(fn: Callable) -> dg.AssetsDefinition:
         version = code_version(fn)
-        if stamp is not None:
-            version = stamped_version(version, stamp)
-            specs_out = [spec.replace_attributes(code_version=version, metadata={**spec.metadata, STAMP_METADATA: dg.MetadataValue.json(stamp)}) for spec in specs]
-        else:
-            specs_out = [spec.replace_attributes(code_version=version) for spec in specs]
-        return dg.multi_asset(specs=specs_out, **kwargs)(fn)
+        stamped = [(spec, *_stamped(version, stamp, spec.metadata)) for spec in specs]
+        return dg.multi_asset(specs=[spec.replace_attributes(code_version=v, metadata=m) for spec, v, m in stamped], **kwargs)(fn)
 
     return decorate
 
