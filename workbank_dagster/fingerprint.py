@@ -95,9 +95,15 @@ def last_fingerprint(instance, asset_key) -> tuple[str | None, dict]:
     """The fingerprint an asset's last materialization recorded (metadata `inputs_sha256`), and that
     materialization's metadata: (None, {}) when it has none. A step that finds its current
     fingerprint there, and its tables in place, keeps them (analysis steps, dbt models)."""
-    event = instance.get_latest_materialization_event(asset_key)
-    metadata = dict(event.asset_materialization.metadata) if event and event.asset_materialization else {}
+    materialization = last_materialization(instance, asset_key)
+    metadata = dict(materialization.metadata) if materialization else {}
     return getattr(metadata.get(INPUTS_METADATA), "value", None), metadata
+
+
+def last_materialization(instance, asset_key) -> dg.AssetMaterialization | None:
+    """An asset's last materialization (its metadata, and its tags: the data version it reported), or None."""
+    event = instance.get_latest_materialization_event(asset_key)
+    return event.asset_materialization if event else None
 
 
 def recorded_per_partition(instance, asset_key, name: str, partitions: Iterable[str]) -> dict[str, object]:

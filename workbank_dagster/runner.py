@@ -109,10 +109,11 @@ def run_audits(instance) -> bool:
     from .staleness import not_fresh, report_data_versions
 
     keys = instance.get_dynamic_partitions("audits")
-    report_data_versions(instance, AUDIT_FILES, {key: digest for key, digest in audit_files(settings_at_load().resolve().audits_dir).items() if key in keys})
+    settings = settings_at_load().resolve()
+    report_data_versions(instance, AUDIT_FILES, {key: digest for key, digest in audit_files(settings.audits_dir).items() if key in keys})
     audits = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit"]), keys) if keys else {}
     catalog = not_fresh(instance, defs, dg.AssetKey(["analysis", "user_audit_catalog"]))
-    removed = audits_without_a_partition(settings_at_load().resolve().duckdb_path, keys)
+    removed = audits_without_a_partition(settings.duckdb_path, keys)
     if not audits and not catalog and not removed:
         print(f"audits: {len(keys)} partition(s), none stale or missing per Dagster: not run")
         return True

@@ -19,10 +19,11 @@ from pydantic import Field
 
 from .. import warehouse
 from ..code_version import code_version
-from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint
+from ..fingerprint import INPUTS_METADATA, RECOMPUTED_METADATA, fingerprint, last_fingerprint, last_materialization
 from ..partition_files import PartitionFiles
 from ..resources import WarehouseResource
 from ..settings import PipelineSettings, Settings
+from ..staleness import DATA_VERSION_TAG
 from .metadata import model_data_versions, model_metadata
 from .project import (
     build_dir_for,
@@ -70,8 +71,6 @@ def check_active_labeler(files: PartitionFiles, labeler: str) -> None:
 
 # Where each model's materialization records the dbt project it was built by (`dbt_project_key`).
 PROJECT_METADATA = "dbt_project_sha256"
-# The tag under which Dagster records the data version a materialization reported.
-DATA_VERSION_TAG = "dagster/data_version"
 
 
 class DbtBuildConfig(dg.Config):
@@ -197,8 +196,7 @@ def models_built_from(context: dg.AssetExecutionContext, warehouse_db: Warehouse
     selected = set(context.selected_asset_keys)
     upstream = {model: sorted(set(context.assets_def.asset_deps.get(model, ())) & selected) for model in sorted(selected)}
     for asset_key in graphlib.TopologicalSorter(upstream).static_order():  # a multi-asset reports in dependency order
-        event = context.instance.get_latest_materialization_event(asset_key)
-        materialization = event.asset_materialization if event else None
+        materialization = last_materialization(context.instance, asset_key)
         metadata = dict(materialization.metadata) if materialization else {}
         version = (materialization.tags or {}).get(DATA_VERSION_TAG) if materialization else None
         if getattr(metadata.get(INPUTS_METADATA), "value", None) != key or version is None:
@@ -233,12 +231,11 @@ def with_warehouse_metadata(invocation, warehouse_db: WarehouseResource, key: st
     for event in events:
         unique_id = getattr(event, "metadata", {}).get("unique_id")
         name = getattr(unique_id, "text", None)
-        metadata = {**getattr(event, "metadata", {}), **extra.get(name, {}), **built}
         if isinstance(event, dg.Output):
-            event = dg.Output(event.value, output_name=event.output_name, metadata=metadata, tags=event.tags,
+            event = dg.Output(event.value, output_name=event.output_name, metadata={**event.metadata, **extra.get(name, {}), **built}, tags=event.tags,
                               data_version=dg.DataVersion(versions[name]) if name in versions else None)
         elif isinstance(event, dg.AssetMaterialization):
-            event = event.with_metadata(metadata)
+            event = event.with_metadata({**event.metadata, **extra.get(name, {}), **built})
         yield event
     if failure is not None:
         raise failure
