@@ -182,7 +182,7 @@ warnings.filterwarnings("ignore")
 sys.path.insert(0, {repo!r})
 import dagster as dg
 from workbank_dagster.automation import benchmark_files_sensor
-from workbank_dagster.runner import dagster_home
+from workbank_dagster.dagster_instance import dagster_home
 from workbank_dagster.settings import settings_at_load
 dagster_home()
 instance = dg.DagsterInstance.get()
