@@ -152,7 +152,7 @@ class Bench:
     """A run's data, loaded once: the task index, judge v4's knowledge, the prompts and the yardsticks."""
 
     def __init__(self, data_dir: Path, cache_dir: Path | None = None, instructions: Path | None = None) -> None:
-        self.settings = PipelineSettings(data_dir=str(data_dir), cache_dir=str(cache_dir or "")).resolve()
+        self.settings = PipelineSettings.of(data_dir=str(data_dir), cache_dir=str(cache_dir or "")).resolve()
         self.warehouse = Warehouse(self.settings.duckdb_path)
         runtime = LabelingRuntime()
         self.embeddings = Embeddings(EmbeddingStore(self.settings.cache_dir / "embeddings.sqlite"), Embedder())

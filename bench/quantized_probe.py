@@ -90,7 +90,7 @@ def main() -> None:
     from workbank_dagster.sources.benchmark_set import benchmark_set
     from workbank_dagster.sources.onet import TASK_STATEMENTS, read_task_statements
 
-    settings = PipelineSettings().resolve()
+    settings = PipelineSettings.of().resolve()
     tasks = read_task_statements(source_path(TASK_STATEMENTS, settings))
     task_texts = tasks["task"].tolist()
     occupation = tasks["onet_soc_code"].to_numpy(dtype=str)

@@ -186,7 +186,8 @@ from workbank_dagster.dagster_instance import dagster_home
 from workbank_dagster.settings import settings_at_load
 dagster_home()
 instance = dg.DagsterInstance.get()
-result = benchmark_files_sensor(dg.build_sensor_context(instance=instance, resources={{"pipeline_settings": settings_at_load()}}))
+with dg.build_sensor_context(instance=instance, resources={{"pipeline_settings": settings_at_load()}}) as context:
+    result = benchmark_files_sensor(context)
 for request in result.dynamic_partitions_requests:
     if isinstance(request, dg.AddDynamicPartitionsRequest):
         instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))

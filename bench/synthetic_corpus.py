@@ -25,7 +25,7 @@ not depend on which other benchmarks are written beside it):
     .venv/bin/python bench/synthetic_corpus.py TARGET_DIR --benchmarks 1000 --prompts 1000 [--seed 1]
         [--real data/partitions] [--prefix syn] [--version 1]
 
-TARGET_DIR is a partitions folder (`pipeline_settings.partitions_dir`); files of other benchmarks
+TARGET_DIR is a partitions folder (`paths.partitions_dir`); files of other benchmarks
 in it are left alone.
 """
 

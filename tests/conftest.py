@@ -197,7 +197,7 @@ def _build_onet_base(base: Path, source_dir: Path, session_cache: Path) -> None:
 
     shutil.rmtree(base, ignore_errors=True)
     data = base / "data"
-    settings = PipelineSettings(data_dir=str(data), source_dir=str(source_dir), cache_dir=str(session_cache))
+    settings = PipelineSettings.of(data_dir=str(data), source_dir=str(source_dir), cache_dir=str(session_cache))
     resources = {"warehouse_db": Warehouse(data / "warehouse.duckdb"), "labeling_runtime": LabelingRuntime(), "pipeline_settings": settings}
     # The O*NET tables that the task index, the prior and judge v4's knowledge read.
     tables = ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills", "onet_task_dwas")

@@ -961,11 +961,12 @@ def rewrite(readme: str, rendered: dict[str, str]) -> str:
 def configurables() -> list:
     """The configurable resources, and the instance's settings (key `instance`), as the settings
     table shows them: (resource key, class, the environment variable of a field)."""
+    from workbank_dagster.environment import environment_variable
     from workbank_dagster.labeling.chat_model import ChatModelResource, chat_model_variable
-    from workbank_dagster.settings import InstanceSettings, PipelineSettings, environment_variable
+    from workbank_dagster.settings import CONCERNS, InstanceSettings
 
     return [
-        ("pipeline_settings", PipelineSettings, environment_variable),
+        *((key, concern, environment_variable) for key, concern in CONCERNS.items()),
         ("chat_model", ChatModelResource, chat_model_variable),
         ("instance", InstanceSettings, environment_variable),
     ]

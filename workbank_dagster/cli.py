@@ -19,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
         help="rebuild every dbt model from all the partition files (dbt build --full-refresh), not only the benchmarks whose files changed",
     )
     sub.add_parser("home", help="print (and create) the Dagster home, its pools given their slots")
-    sub.add_parser("warehouse", help="print the warehouse file the settings name (pipeline_settings.duckdb_path, resolved)")
-    sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (pipeline_settings.partitions_dir, resolved)")
+    sub.add_parser("warehouse", help="print the warehouse file the settings name (paths.duckdb_path, resolved)")
+    sub.add_parser("partitions", help="print the folder of the per-benchmark Parquet files (paths.partitions_dir, resolved)")
     sub.add_parser("dbt-profiles", help="write the dbt profile of the settings' warehouse and partition files and print its folder "
                    "(for a dbt command of your own: --profiles-dir)")
     estimate = sub.add_parser("estimate-llm", help="dry run of the LLM judge: estimated tokens and cost of labeling, nothing sent")

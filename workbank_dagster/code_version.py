@@ -23,7 +23,7 @@ from . import code_reach, settings_reads
 from .code_reach import Definition
 from .code_version_memo import forget as forget_memos
 from .code_version_memo import memo_for
-from .settings import PipelineSettings, settings_at_load
+from .settings import PipelineSettings, default, settings_at_load
 
 
 def reached(*targets: Callable | type | Definition) -> list[str]:
@@ -68,10 +68,10 @@ def _cache_dir(settings: PipelineSettings) -> Path | None:
 def _settings_part(fields: Iterable[str], settings: PipelineSettings | None) -> list[str]:
     """`field=value` (JSON) of each field whose value is not its default."""
     settings = settings_at_load() if settings is None else settings
-    parts = []
+    parts, values = [], settings.values()
     for field in sorted(fields):
-        value = getattr(settings, field)
-        if value != PipelineSettings.model_fields[field].default:
+        value = values[field]
+        if value != default(field):
             parts.append(f"{field}={json.dumps(value, sort_keys=True, default=str)}")
     return parts
 

@@ -23,7 +23,7 @@ from .labeling.onet_assets import occupation_prior, task_index
 from .labeling.validation_asset import judge_validation
 from .report.assets import report_assets
 from .resources import WarehouseFromSettings
-from .settings import PipelineSettings, settings_at_load
+from .settings import CONCERNS, PipelineSettings, settings_at_load
 from .sources.assets import file_assets, raw_assets
 from .sources.benchmark_assets import (
     benchmark_instructions,
@@ -36,10 +36,12 @@ from .sources.catalog import benchmark_catalog, source_files
 from .transform.assets import dbt_models
 from .transform.project import DbtCli, dbt_executable, dbt_project
 
-# The environment is read here, once, as the definitions load; the launchpad shows these resources'
-# fields, with the environment's values, and a run may override them. Given as configurable at
-# launch so that the resources built on the settings (warehouse_db) follow a run's values too.
-pipeline_settings = PipelineSettings.configure_at_launch(**settings_at_load().model_dump(exclude_unset=True))
+# The environment is read here, once, as the definitions load; the launchpad shows the settings
+# resources' fields, with the environment's values, and a run may override them. Each is given as
+# configurable at launch so that the resources built on it (pipeline_settings, warehouse_db) follow a
+# run's values too.
+_at_load = settings_at_load()
+settings_resources = {key: concern.configure_at_launch(**getattr(_at_load, key).model_dump(exclude_unset=True)) for key, concern in CONCERNS.items()}
 
 defs = dg.Definitions(
     assets=[*file_assets, benchmark_prompt_files, benchmark_result_files, *raw_assets, benchmark_prompts, benchmark_results, benchmark_instructions, benchmark_catalog, source_files, task_index, occupation_prior, embedded_judge_labels, llm_judge_labels, label_catalog, judge_validation, dbt_models, *analysis_assets, audit_files_observed, user_audit, user_audit_catalog, *report_assets],
@@ -47,8 +49,9 @@ defs = dg.Definitions(
     sensors=[benchmark_files_sensor, warehouse_after_partitions, audit_files_sensor],
     schedules=[weekly_refresh],
     resources={
-        "pipeline_settings": pipeline_settings,
-        "warehouse_db": WarehouseFromSettings(pipeline_settings=pipeline_settings),
+        **settings_resources,
+        "pipeline_settings": PipelineSettings(**settings_resources),
+        "warehouse_db": WarehouseFromSettings(paths=settings_resources["paths"]),
         "chat_model": ChatModelResource.from_env(),
         "labeling_runtime": LabelingRuntime(),
         "dbt": DbtCli(project_dir=dbt_project, dbt_executable=dbt_executable()),

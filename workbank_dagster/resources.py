@@ -2,7 +2,7 @@
 the chat model, the embedder and the task index, which only labeling uses, are in labeling/).
 
 No `from __future__ import annotations` here: Dagster reads `ResourceDependency[...]` from the
-class's evaluated annotations, and a string annotation refuses the settings given at launch."""
+class's evaluated annotations, and a string annotation refuses the paths given at launch."""
 
 import contextlib
 from collections.abc import Iterator
@@ -12,7 +12,7 @@ import dagster as dg
 import duckdb
 
 from . import warehouse
-from .settings import PipelineSettings
+from .settings import PathSettings
 
 
 class Warehouse:
@@ -41,12 +41,12 @@ WarehouseResource = dg.ResourceParam[Warehouse]
 
 
 class WarehouseFromSettings(dg.ConfigurableResource):
-    """The DuckDB warehouse at the run's pipeline_settings.duckdb_path: a launchpad or run-config value
-    of duckdb_path moves it (and dbt's profile) with the settings; it has no path of its own. The
-    settings it follows are the run's only when the definitions give `pipeline_settings` as
-    configurable at launch (definitions.py): a resource built whole is nested as built."""
+    """The DuckDB warehouse at the run's paths.duckdb_path: a launchpad or run-config value of
+    duckdb_path moves it (and dbt's profile) with the settings; it has no path of its own. The paths
+    it follows are the run's only when the definitions give `paths` as configurable at launch
+    (definitions.py): a resource built whole is nested as built."""
 
-    pipeline_settings: dg.ResourceDependency[PipelineSettings]
+    paths: dg.ResourceDependency[PathSettings]
 
     def create_resource(self, context: dg.InitResourceContext) -> Warehouse:
-        return Warehouse(self.pipeline_settings.resolve().duckdb_path)
+        return Warehouse(self.paths.resolved()["duckdb_path"])

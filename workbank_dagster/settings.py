@@ -1,18 +1,27 @@
-"""Every path and parameter of the pipeline, defined once: the `pipeline_settings` resource.
+"""Every path and parameter of the pipeline, defined once: one Dagster resource per concern.
 
-`PipelineSettings` is a Dagster `ConfigurableResource`: its typed fields carry docs/method.md's defaults
-and a description each, so the launchpad shows them and a run can override them; pydantic checks
-every value once, whether it came from the environment or the launchpad, and a bad one is one clear
-error before any step runs. The environment (``WORKBANK_<FIELD>``) is read by `from_env`, when the
-definitions load (`definitions.py`), and by the CLI and the runner at the start of a command: the
-same class, the same variable names, the same checks.
+- `PathSettings` (resource key `paths`): where the sources are read from and a run writes;
+- `MethodSettings` (`method`): docs/method.md's parameters;
+- `EmbeddedJudgeSettings` (`embedded_judge`): the embedded judges' model and retrieval;
+- the LLM judge's chat model is `labeling/chat_model.ChatModelResource` (`chat_model`).
 
-Assets take the resource and call `resolve()`, which gives `Settings`: the same values with the
-paths made absolute. Paths that are relative are resolved against the repository root, never the
-working directory: CI clones the repository beside ``shared/`` and may start processes from anywhere.
+Each is a Dagster `ConfigurableResource`: its typed fields carry docs/method.md's defaults and a
+description each, so the launchpad shows them under the resource's key and a run can override
+them; pydantic checks every value once, whether it came from the environment or the launchpad, and
+a bad one is one clear error before any step runs. The environment (``WORKBANK_<FIELD>``) is read by
+`from_env`, when the definitions load (`definitions.py`), and by the CLI and the runner at the start
+of a command: the same classes, the same variable names, the same checks.
+
+`PipelineSettings` (resource key `pipeline_settings`) holds the three and no setting of its own:
+assets take it and call `resolve()`, which gives `Settings`, what the pure functions take: the same
+values with the paths made absolute. Paths that are relative are resolved against the repository
+root, never the working directory: CI clones the repository beside ``shared/`` and may start
+processes from anywhere.
+
+No `from __future__ import annotations` here: Dagster reads the nested resources of
+`PipelineSettings` from the class's evaluated annotations, and a string annotation refuses a
+resource configured at launch.
 """
-
-from __future__ import annotations
 
 import functools
 import os
@@ -25,6 +34,7 @@ import dagster as dg
 import pydantic
 from pydantic import Field, field_validator
 
+from .environment import environment_variable, from_environment
 from .partition_files import PartitionFiles
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -69,10 +79,21 @@ CHOICES = {
 }
 
 
-class PipelineSettings(dg.ConfigurableResource):
-    """The pipeline's paths and docs/method.md's parameters (resource key `pipeline_settings`)."""
+class _FromEnvironment(dg.ConfigurableResource):
+    """A settings resource read from the environment: each field from `WORKBANK_<FIELD>`
+    (`environment_variable`)."""
 
-    # Paths. An empty value means the default named in the description.
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None):
+        """The settings the environment gives; unset or empty variables keep the default. A bad
+        value is a ValueError naming its variable."""
+        return from_environment(cls, os.environ if environ is None else environ, environment_variable)
+
+
+class PathSettings(_FromEnvironment):
+    """Where the sources are read from and what a run writes (resource key `paths`). An empty value
+    means the default named in the description. No number depends on them."""
+
     source_dir: str = Field(
         default="",
         description="Your own copy of the sources, read as given: the reference files at their usual paths, the benchmarks "
@@ -117,36 +138,6 @@ class PipelineSettings(dg.ConfigurableResource):
         "(default: benchmarks/instructions.jsonl in the repository); the judges read it as evidence of the work a "
         "benchmark asks for. A benchmark without a record is labeled without one.",
     )
-    # docs/method.md §4.
-    coverage_threshold: int = Field(default=5, ge=1, description="docs/method.md §4: a task is covered when n_prompts >= this.")
-    sensitivity_thresholds: list[int] = Field(
-        default=[1, 3, 5, 10], description="docs/method.md §4: the coverage thresholds of the sensitivity table (comma-separated in the environment)."
-    )
-    # docs/method.md §3.
-    active_labeler: str = Field(
-        default=EMBEDDED_LABELER,
-        description="docs/method.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t3`).",
-    )
-    # docs/method.md §2.
-    exposure_rater: str = Field(default="human", description="docs/method.md §2: Eloundou exposure rater (human or gpt4).")
-    exposure_definition: str = Field(default="e1_e2", description="docs/method.md §2: Eloundou exposure definition (e1 or e1_e2).")
-    employment_split: str = Field(
-        default="equal", description="docs/method.md §2: how an OEWS code's employment is shared among its O*NET occupations (equal or none)."
-    )
-    hours_per_year: int = Field(default=2080, ge=1, description="docs/method.md §2: hours of a full-time year (52 weeks of 40 hours).")
-    hours_per_day: float = Field(default=7.0, gt=0, description="docs/method.md §2: hours of a working day, for time shares given per day.")
-    # docs/method.md §5-6.
-    cluster_level: str = Field(default="major", description="docs/method.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
-    min_prompts_per_task: int = Field(default=5, ge=1, description="docs/method.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
-    # Embedded judge (v6's own parameters, tuned on the `tune` halves, are EmbeddedJudgeV6's defaults).
-    embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
-    embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
-    judge_occupations: int = Field(default=4, ge=1, description="Embedded judge v3: occupations labeled per prompt.")
-    min_label_similarity: float = Field(default=0.25, ge=-1.0, le=1.0, description="Embedded judge v3: cosine similarity floor of a label.")
-    n_candidate_occupations: int = Field(default=5, ge=1, description="Candidate retrieval: occupations searched per prompt.")
-    candidates_per_occupation: int = Field(default=6, ge=1, description="Candidate retrieval: tasks kept per occupation.")
-    candidates_nearest: int = Field(default=10, ge=0, description="Candidate retrieval: nearest tasks kept from any occupation.")
-
     @field_validator("source_dir", "benchmarks_dir")
     @classmethod
     def _folder_exists(cls, value: str) -> str:
@@ -170,6 +161,51 @@ class PipelineSettings(dg.ConfigurableResource):
             )
         return value
 
+    def resolved(self) -> dict[str, Path | str | None]:
+        """The same values, with every path absolute and the derived defaults filled in."""
+        data_dir = _path(self.data_dir, REPO_ROOT / "data")
+        cache_dir = _path(self.cache_dir, data_dir / "cache")
+        return {
+            **self.model_dump(),
+            "source_dir": _path(self.source_dir, REPO_ROOT) if self.source_dir else None,
+            "benchmarks_dir": _path(self.benchmarks_dir, REPO_ROOT) if self.benchmarks_dir else None,
+            "data_dir": data_dir,
+            "duckdb_path": _path(self.duckdb_path, data_dir / "warehouse.duckdb"),
+            "partitions_dir": _path(self.partitions_dir, data_dir / "partitions"),
+            "cache_dir": cache_dir,
+            "judgement_cache_path": _path(self.judgement_cache_path, cache_dir / "judgements.sqlite"),
+            "output_dir": _path(self.output_dir, data_dir / "outputs"),
+            "download_dir": _path(self.download_dir, data_dir / "downloads"),
+            "audits_dir": _path(self.audits_dir, REPO_ROOT / "audits"),
+            "benchmark_instructions": _path(self.benchmark_instructions, REPO_ROOT / "benchmarks" / "instructions.jsonl"),
+        }
+
+
+class MethodSettings(_FromEnvironment):
+    """docs/method.md's parameters (resource key `method`)."""
+
+    # docs/method.md §4.
+    coverage_threshold: int = Field(default=5, ge=1, description="docs/method.md §4: a task is covered when n_prompts >= this.")
+    sensitivity_thresholds: list[int] = Field(
+        default=[1, 3, 5, 10], description="docs/method.md §4: the coverage thresholds of the sensitivity table (comma-separated in the environment)."
+    )
+    # docs/method.md §3.
+    active_labeler: str = Field(
+        default=EMBEDDED_LABELER,
+        description="docs/method.md §3: whose labels feed marts.fct_prompt_task_labels (`embedded:all-MiniLM-L6-v2:v3`, `llm:<model>:t3`).",
+    )
+    # docs/method.md §2.
+    exposure_rater: str = Field(default="human", description="docs/method.md §2: Eloundou exposure rater (human or gpt4).")
+    exposure_definition: str = Field(default="e1_e2", description="docs/method.md §2: Eloundou exposure definition (e1 or e1_e2).")
+    employment_split: str = Field(
+        default="equal", description="docs/method.md §2: how an OEWS code's employment is shared among its O*NET occupations (equal or none)."
+    )
+    hours_per_year: int = Field(default=2080, ge=1, description="docs/method.md §2: hours of a full-time year (52 weeks of 40 hours).")
+    hours_per_day: float = Field(default=7.0, gt=0, description="docs/method.md §2: hours of a working day, for time shares given per day.")
+    # docs/method.md §5-6.
+    cluster_level: str = Field(default="major", description="docs/method.md §5: cluster standard errors by SOC major (2 digits) or minor (4 digits) group.")
+    min_prompts_per_task: int = Field(default=5, ge=1, description="docs/method.md §6: scored prompts a task needs to enter an O*NET-weighted score (k).")
+
     @field_validator(*CHOICES)
     @classmethod
     def _one_of_the_choices(cls, value: str, info: pydantic.ValidationInfo) -> str:
@@ -185,31 +221,59 @@ class PipelineSettings(dg.ConfigurableResource):
             raise ValueError("expected one or more thresholds, each at least 1")
         return value
 
+
+class EmbeddedJudgeSettings(_FromEnvironment):
+    """The embedded judges' model and candidate retrieval (resource key `embedded_judge`). The default
+    judge's own parameters, tuned on the `tune` halves, are `EmbeddedJudgeV6`'s defaults, which v7
+    keeps (labeling/judges.py): the method, not settings."""
+
+    embedding_model: str = Field(default="all-MiniLM-L6-v2", description="Sentence-transformers model of the embedded judges.")
+    embed_batch_size: int = Field(default=64, ge=1, description="Texts embedded per batch.")
+    judge_occupations: int = Field(default=4, ge=1, description="Embedded judge v3: occupations labeled per prompt.")
+    min_label_similarity: float = Field(default=0.25, ge=-1.0, le=1.0, description="Embedded judge v3: cosine similarity floor of a label.")
+    n_candidate_occupations: int = Field(default=5, ge=1, description="Candidate retrieval: occupations searched per prompt.")
+    candidates_per_occupation: int = Field(default=6, ge=1, description="Candidate retrieval: tasks kept per occupation.")
+    candidates_nearest: int = Field(default=10, ge=0, description="Candidate retrieval: nearest tasks kept from any occupation.")
+
+
+# Each concern's resource key and class, in the order of `Settings`' fields.
+CONCERNS: dict[str, type[_FromEnvironment]] = {"paths": PathSettings, "method": MethodSettings, "embedded_judge": EmbeddedJudgeSettings}
+# Each setting's resource key.
+FIELDS: dict[str, str] = {field: key for key, concern in CONCERNS.items() for field in concern.model_fields}
+
+
+class PipelineSettings(dg.ConfigurableResource):
+    """The three settings resources together (resource key `pipeline_settings`), for the assets:
+    `resolve()` gives them as one `Settings`. It has no setting of its own; the definitions give it
+    the resources `paths`, `method` and `embedded_judge`, so a launchpad value of theirs reaches it."""
+
+    paths: PathSettings
+    method: MethodSettings
+    embedded_judge: EmbeddedJudgeSettings
+
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> PipelineSettings:
+    def of(cls, **fields) -> "PipelineSettings":
+        """Settings from fields named as `Settings` names them, each given to its concern's resource;
+        a field not given keeps its default. An unknown name is a TypeError."""
+        unknown = sorted(set(fields) - set(FIELDS))
+        if unknown:
+            raise TypeError(f"no such setting: {', '.join(unknown)}")
+        return cls(**{key: concern(**{name: value for name, value in fields.items() if FIELDS[name] == key}) for key, concern in CONCERNS.items()})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "PipelineSettings":
         """The settings the environment gives (`WORKBANK_<FIELD>`, see `environment_variable`); unset
         or empty variables keep the default. A bad value is a ValueError naming its variable."""
-        return from_environment(cls, os.environ if environ is None else environ, environment_variable)
+        return cls(**{key: concern.from_env(environ) for key, concern in CONCERNS.items()})
 
-    def resolve(self) -> Settings:
+    def values(self) -> dict:
+        """Every setting's value as given (paths unresolved), by field name."""
+        return {name: getattr(getattr(self, key), name) for name, key in FIELDS.items()}
+
+    def resolve(self) -> "Settings":
         """The same values, with every path absolute and the derived defaults filled in."""
-        data_dir = _path(self.data_dir, REPO_ROOT / "data")
-        cache_dir = _path(self.cache_dir, data_dir / "cache")
-        values = self.model_dump()
-        values.update(
-            source_dir=_path(self.source_dir, REPO_ROOT) if self.source_dir else None,
-            benchmarks_dir=_path(self.benchmarks_dir, REPO_ROOT) if self.benchmarks_dir else None,
-            data_dir=data_dir,
-            duckdb_path=_path(self.duckdb_path, data_dir / "warehouse.duckdb"),
-            partitions_dir=_path(self.partitions_dir, data_dir / "partitions"),
-            cache_dir=cache_dir,
-            judgement_cache_path=_path(self.judgement_cache_path, cache_dir / "judgements.sqlite"),
-            output_dir=_path(self.output_dir, data_dir / "outputs"),
-            download_dir=_path(self.download_dir, data_dir / "downloads"),
-            audits_dir=_path(self.audits_dir, REPO_ROOT / "audits"),
-            benchmark_instructions=_path(self.benchmark_instructions, REPO_ROOT / "benchmarks" / "instructions.jsonl"),
-            sensitivity_thresholds=tuple(self.sensitivity_thresholds),
-        )
+        values = {**self.values(), **self.paths.resolved()}
+        values["sensitivity_thresholds"] = tuple(values["sensitivity_thresholds"])
         return Settings(**values)
 
 
@@ -230,14 +294,14 @@ class InstanceSettings(pydantic.BaseModel):
     )
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> InstanceSettings:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "InstanceSettings":
         """The instance settings the environment gives (`WORKBANK_<FIELD>`), read and checked as PipelineSettings'."""
         return from_environment(cls, os.environ if environ is None else environ, environment_variable)
 
 
 def default(field: str):
-    """A PipelineSettings field's default (docs/method.md's), for text that quotes it."""
-    return PipelineSettings.model_fields[field].default
+    """A setting's default (docs/method.md's), for text that quotes it."""
+    return CONCERNS[FIELDS[field]].model_fields[field].default
 
 
 @functools.cache
@@ -246,66 +310,6 @@ def settings_at_load() -> PipelineSettings:
     (definitions.py, dbt's parse), and the runner and the CLI, which work outside a Dagster run, use
     the same object."""
     return PipelineSettings.from_env()
-
-
-# The variables whose names are not `WORKBANK_` + the field's name in capitals (kept as documented).
-_ENVIRONMENT_NAMES = {
-    "judgement_cache_path": "WORKBANK_JUDGEMENT_CACHE",
-    "n_candidate_occupations": "WORKBANK_CANDIDATE_OCCUPATIONS",
-}
-
-
-def environment_variable(field: str) -> str:
-    """The environment variable of a PipelineSettings field."""
-    return _ENVIRONMENT_NAMES.get(field, f"WORKBANK_{field.upper()}")
-
-
-def _parse(raw: str, annotation) -> object:
-    """An environment string as the field's type; a ValueError says what was expected."""
-    kind = typing.get_origin(annotation) or annotation
-    if kind is list:
-        return [_parse(part.strip(), typing.get_args(annotation)[0]) for part in raw.split(",") if part.strip()]
-    if kind is int:
-        try:
-            number = float(raw)
-        except ValueError:
-            raise ValueError("expected a whole number") from None
-        if number != int(number):
-            raise ValueError("expected a whole number")
-        return int(number)
-    if kind is float:
-        try:
-            return float(raw)
-        except ValueError:
-            raise ValueError("expected a number") from None
-    return raw
-
-
-def from_environment(cls, environ: Mapping[str, str], variable_of, **given) -> pydantic.BaseModel:
-    """A resource (or settings model) of class `cls` with each field set from the environment variable `variable_of(field)`
-    when that variable is set and not empty (fields in `given` are set so instead); a bad value is a
-    ValueError naming its variable."""
-    hints = typing.get_type_hints(cls)
-    values, sources = dict(given), {}
-    for name in cls.model_fields:
-        if name in given:
-            continue
-        variable = variable_of(name)
-        raw = environ.get(variable)
-        if raw is None or raw == "":
-            continue
-        try:
-            values[name] = _parse(raw, hints[name])
-        except ValueError as exc:
-            raise ValueError(f"setting {variable}={raw!r}: {exc}") from None
-        sources[name] = (variable, raw)
-    try:
-        return cls(**values)
-    except pydantic.ValidationError as exc:
-        error = exc.errors()[0]
-        name = str(error["loc"][0]) if error["loc"] else ""
-        variable, raw = sources.get(name, (name, values.get(name)))
-        raise ValueError(f"setting {variable}={raw!r}: {error['msg'].removeprefix('Value error, ')}") from None
 
 
 @dataclass(frozen=True)

@@ -6,23 +6,24 @@ definitions read, as the settings were when the definitions loaded (`settings_at
 computation reads it (`settings_read` lists them, `code_version.reached` names them as
 `setting:<field>`):
 
-- a definition reads a setting when it names a `PipelineSettings` field as an attribute, whatever
-  holds it (`pipeline_settings.cluster_level`, `settings.coverage_threshold` after `resolve()`,
-  `s.hours_per_day`): `Settings` (the resolved settings) has the resource's fields under the same
-  names. A property or method of `Settings` that reads fields on its caller's behalf
-  (`settings.dbt_vars`, `settings.describe()`: every field but the locations) reads what its body
-  reads, when it is called on a settings value (a parameter annotated `Settings` or
-  `PipelineSettings`, `x.resolve()`, `settings_at_load()`, or a name bound to one of those);
-  `describe` is also a judge's method name, and a judge's `describe()` reads no setting. The two
-  classes' own bodies (`resolve` copies every field) read nothing by being reached;
+- a definition reads a setting when it names a setting (a field of `MethodSettings` or
+  `EmbeddedJudgeSettings`) as an attribute, whatever holds it (`pipeline_settings.method.cluster_level`,
+  `settings.coverage_threshold` after `resolve()`, `s.hours_per_day`): `Settings` (the resolved
+  settings) has the resources' fields under the same names. A property or method of `Settings`
+  that reads fields on its caller's behalf (`settings.dbt_vars`, `settings.describe()`: every field
+  but the locations) reads what its body reads, when it is called on a settings value (a parameter
+  annotated `Settings`, `PipelineSettings` or one of its three resources, `x.resolve()`,
+  `settings_at_load()`, or a name bound to one of those); `describe` is also a judge's method
+  name, and a judge's `describe()` reads no setting. The settings classes' own bodies (`resolve`
+  copies every field) read nothing by being reached;
 - only the method counts, not where files live: the path fields (`data_dir`, `duckdb_path`,
   `cache_dir`, ..., the ones `Settings` types as `Path`, as `Settings.describe` leaves them out)
   and the download hosts (`upstream_base`, `pypi_base`: every pinned file is checked against its
   SHA-256, whichever host served it) move no version, so a checkout in another folder, another
   data folder or a mirror leaves every asset fresh (the page's own key holds `describe()` with the
   hosts, so a changed host redraws the page while Dagster calls it fresh);
-- a setting at its default adds nothing: the default is in `PipelineSettings`' text, which every
-  asset that takes the resource reaches, so at the defaults the versions are the code's alone
+- a setting at its default adds nothing: the default is in its resource's text (`MethodSettings`,
+  `EmbeddedJudgeSettings`), which every asset that takes `pipeline_settings` reaches, so at the defaults the versions are the code's alone
   (those of before settings counted), and `WORKBANK_CLUSTER_LEVEL=major` is the same version as
   leaving it unset. A value other than the default adds `field=value` to the digest.
 
@@ -40,12 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .code_reach import PACKAGE, Definition, closure, parsed_module, resolve, root_of
-from .settings import PipelineSettings, Settings
+from .settings import CONCERNS, FIELDS, Settings
 
 SETTINGS_MODULE = f"{PACKAGE}.settings"
 # The classes that hold the settings: their own methods read fields for their callers (`resolve`
 # copies all of them), so reaching a class reads nothing; a call of an accessor does.
-SETTINGS_CLASSES = ((SETTINGS_MODULE, "PipelineSettings"), (SETTINGS_MODULE, "Settings"))
+SETTINGS_CLASSES = tuple((SETTINGS_MODULE, name) for name in ("PipelineSettings", "Settings", *(concern.__name__ for concern in CONCERNS.values())))
 # Where the pinned files are downloaded from: each is checked against its SHA-256, so the host is
 # where files come from, not the method (beside the path fields, see the module docstring).
 DOWNLOAD_HOSTS = frozenset({"upstream_base", "pypi_base"})
@@ -53,14 +54,14 @@ DOWNLOAD_HOSTS = frozenset({"upstream_base", "pypi_base"})
 
 @functools.cache
 def method_settings() -> frozenset[str]:
-    """The PipelineSettings fields that are the method (their values can change what an asset
-    computes): every field but the paths (typed `Path` in `Settings`) and the download hosts."""
+    """The settings that are the method (their values can change what an asset computes): every
+    field but the paths (typed `Path` in `Settings`) and the download hosts."""
     paths = {name for name, kind in typing.get_type_hints(Settings).items() if kind in (Path, Path | None)}
-    return frozenset(PipelineSettings.model_fields) - paths - DOWNLOAD_HOSTS
+    return frozenset(FIELDS) - paths - DOWNLOAD_HOSTS
 
 
 def _is_settings_class(module: str, node: ast.AST | None) -> bool:
-    """Whether an annotation names PipelineSettings or Settings (bare, quoted or `Settings | None`)."""
+    """Whether an annotation names a settings class (bare, quoted or `Settings | None`)."""
     if node is None:
         return False
     for child in ast.walk(node):
@@ -148,7 +149,7 @@ def settings_read_by(definition: Definition) -> frozenset[str]:
 
 
 def settings_read(*targets: Callable | type | Definition) -> list[str]:
-    """The method settings (PipelineSettings fields) the targets' versions cover, sorted."""
+    """The method settings the targets' versions cover, sorted."""
     return sorted({field for definition in closure(root_of(t) for t in targets) for field in settings_read_by(definition)})
 
 

@@ -255,13 +255,15 @@ def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
     from workbank_dagster import warehouse
     from workbank_dagster.analysis.assets import coverage_regression
     from workbank_dagster.resources import Warehouse
-    from workbank_dagster.settings import PipelineSettings
+    from workbank_dagster.settings import EmbeddedJudgeSettings, MethodSettings, PathSettings, PipelineSettings
 
     db = tmp_path / "w.duckdb"
     tasks = _synthetic_tasks()
     _marts_from(tasks, db)
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
+    method = MethodSettings.configure_at_launch()  # as the definitions give it: a launchpad value reaches pipeline_settings
+    settings = PipelineSettings(paths=PathSettings(), method=method, embedded_judge=EmbeddedJudgeSettings())
+    resources = {"warehouse_db": Warehouse(db), "method": method, "pipeline_settings": settings}
 
     def run(run_config=None) -> tuple[bool, pd.DataFrame]:
         result = dg.materialize([coverage_regression], instance=instance, resources=resources, run_config=run_config)
@@ -280,7 +282,7 @@ def test_an_analysis_step_keeps_its_tables_until_its_inputs_change(tmp_path):
     _marts_from(tasks, db)
     recomputed, refit = run()
     assert recomputed and (refit["n_obs"] == first["n_obs"]).all()
-    recomputed, _ = run({"resources": {"pipeline_settings": {"config": {"cluster_level": "minor"}}}})
+    recomputed, _ = run({"resources": {"method": {"config": {"cluster_level": "minor"}}}})
     assert recomputed
 
 
@@ -334,10 +336,10 @@ def test_the_steps_over_the_task_table_are_kept_while_no_tasks_flag_moves(tmp_pa
     db = tmp_path / "w.duckdb"
     tasks = _synthetic_tasks(seed=3)
     _marts_from(tasks, db)  # n_prompts 5 for a covered task, 0 for the others
-    settings = PipelineSettings().resolve()
+    settings = PipelineSettings.of().resolve()
     assert settings.coverage_threshold == 5 and 1 in settings.sensitivity_thresholds and max(settings.sensitivity_thresholds) == 10
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.of()}
     steps = {"coverage_regression": coverage_regression, "importance_regression": importance_regression, "ratios_by_threshold": ratios_by_threshold}
 
     def recomputed() -> dict[str, bool]:
@@ -384,7 +386,7 @@ def test_judge_ratios_are_kept_while_no_judges_covered_tasks_change(tmp_path):
     with warehouse.connect(db) as con:
         warehouse.replace_table(con, "marts", "fct_prompt_task_labels_all_labelers", table)
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings()}
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.of()}
 
     def run(extra: pd.DataFrame | None = None) -> tuple[bool, pd.DataFrame]:
         if extra is not None:

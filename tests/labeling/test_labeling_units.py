@@ -241,7 +241,7 @@ def test_labeling_runtime_holds_the_index_for_one_run_not_the_process():
 def test_the_steps_of_a_run_share_one_embedding_model_and_count_their_own_store_hits(tmp_path):
     """A cold run loaded the model once per step that embeds (task index, prior, judges): now once."""
     models, counts = [], []
-    settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
+    settings = PipelineSettings.of(data_dir=str(tmp_path)).resolve()
 
     @dg.asset
     def first(labeling_runtime: LabelingRuntime) -> None:

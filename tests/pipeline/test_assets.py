@@ -154,7 +154,7 @@ def test_the_cached_prior_is_named_by_its_key_which_covers_the_code_that_fits_it
     from workbank_dagster.labeling import occupation_knowledge
     from workbank_dagster.labeling.prior import prior_key
 
-    settings = PipelineSettings(data_dir=str(tmp_path)).resolve()
+    settings = PipelineSettings.of(data_dir=str(tmp_path)).resolve()
     first = occupation_knowledge.prior_cache_path(settings, "a" * 64)
     assert first.parent == settings.cache_dir / "priors" and first != occupation_knowledge.prior_cache_path(settings, "b" * 64)
     texts = pd.DataFrame({"onet_soc_code": ["11-1011.00"], "text": ["Direct the organization."]})
@@ -239,17 +239,23 @@ def test_a_changed_benchmark_is_relabeled_and_only_it(small_env, onet_base):
     assert counts == {"cybench": 2 * 39, "finance-agent": 2 * 50, "paperbench": 2 * 22}  # v7 and v3
 
 
+def _tick(small_env, instance, cursor=None) -> dg.SensorResult:
+    """One evaluation of benchmark_files_sensor. A resource that holds other resources
+    (pipeline_settings) is opened as a context manager, as the daemon opens it."""
+    with dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=cursor) as context:
+        return benchmark_files_sensor(context)
+
+
 def test_sensor_first_tick_requests_only_partitions_never_materialized(small_env):
     assert _materialize(small_env, [benchmark_prompts], partition_key="cybench").success
-    first = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=small_env["instance"]))
+    first = _tick(small_env, small_env["instance"])
     assert sorted(r.partition_key for r in first.run_requests) == ["finance-agent", "paperbench"]
     assert json.loads(first.cursor).keys() == set(SMALL)
 
 
 def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     instance = small_env["instance"]
-    context = dg.build_sensor_context(resources=small_env["resources"], instance=instance)
-    first = benchmark_files_sensor(context)
+    first = _tick(small_env, instance)
     assert sorted(r.partition_key for r in first.run_requests) == sorted(SMALL)
     assert {r.job_name for r in first.run_requests} == {"benchmark_partitions"}
     assert not first.dynamic_partitions_requests  # all three already exist
@@ -257,21 +263,21 @@ def test_sensor_adds_partition_and_requests_it_in_the_same_result(small_env):
     shutil.copy(small_env["sources"] / "benchmarks" / "paperbench.jsonl", small_env["sources"] / "benchmarks" / "my-bench.jsonl")
     text = (small_env["sources"] / "benchmarks" / "my-bench.jsonl").read_text().replace('"benchmark": "paperbench"', '"benchmark": "my-bench"')
     (small_env["sources"] / "benchmarks" / "my-bench.jsonl").write_text(text)
-    second = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=first.cursor))
+    second = _tick(small_env, instance, first.cursor)
     assert [r.partition_key for r in second.run_requests] == ["my-bench"]
     adds = [req for req in second.dynamic_partitions_requests if isinstance(req, dg.AddDynamicPartitionsRequest)]
     assert adds and adds[0].partition_keys == ["my-bench"]
     # Nothing changed: nothing requested.
-    third = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=second.cursor))
+    third = _tick(small_env, instance, second.cursor)
     assert third.run_requests == []
     # A file whose name is not a safe slug fails the tick, naming it; nothing is acted on meanwhile.
     (small_env["sources"] / "benchmarks" / "finance-agent.jsonl").unlink()
     (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").write_text("{}\n")
     with pytest.raises(SourceFormatError, match="Bad Name.jsonl: unsafe benchmark slug"):
-        benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
+        _tick(small_env, instance, third.cursor)
     # Moved away: the removed file deletes its partition.
     (small_env["sources"] / "benchmarks" / "Bad Name.jsonl").unlink()
-    fourth = benchmark_files_sensor(dg.build_sensor_context(resources=small_env["resources"], instance=instance, cursor=third.cursor))
+    fourth = _tick(small_env, instance, third.cursor)
     deletes = [req for req in fourth.dynamic_partitions_requests if isinstance(req, dg.DeleteDynamicPartitionsRequest)]
     assert deletes and deletes[0].partition_keys == ["finance-agent"]
     # Nothing of it to build: the warehouse job runs, whose catalogs delete its files.

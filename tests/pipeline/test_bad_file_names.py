@@ -28,33 +28,35 @@ def _prompts(folder: Path, slug: str) -> None:
 
 
 def _sensor(sensor, settings: PipelineSettings):
-    return sensor(dg.build_sensor_context(resources={"pipeline_settings": settings}, instance=dg.DagsterInstance.ephemeral()))
+    # A resource that holds other resources is opened as a context manager, as the daemon opens it.
+    with dg.build_sensor_context(resources={"pipeline_settings": settings}, instance=dg.DagsterInstance.ephemeral()) as context:
+        return sensor(context)
 
 
 def _source_folder(tmp: Path) -> tuple[PipelineSettings, Path]:
     _prompts(tmp / "sources" / "benchmarks", "mine")
     (tmp / "sources" / "results").mkdir()
     _prompts(tmp / "sources" / "benchmarks", BAD)
-    return PipelineSettings(source_dir=str(tmp / "sources"), data_dir=str(tmp / "data")), tmp / "sources" / "benchmarks" / f"{BAD}.jsonl"
+    return PipelineSettings.of(source_dir=str(tmp / "sources"), data_dir=str(tmp / "data")), tmp / "sources" / "benchmarks" / f"{BAD}.jsonl"
 
 
 def _own_prompts(tmp: Path) -> tuple[PipelineSettings, Path]:
     _prompts(tmp / "own", "mine")
     _prompts(tmp / "own", BAD)
-    return PipelineSettings(benchmarks_dir=str(tmp / "own"), data_dir=str(tmp / "data")), tmp / "own" / f"{BAD}.jsonl"
+    return PipelineSettings.of(benchmarks_dir=str(tmp / "own"), data_dir=str(tmp / "data")), tmp / "own" / f"{BAD}.jsonl"
 
 
 def _own_results(tmp: Path) -> tuple[PipelineSettings, Path]:
     _prompts(tmp / "own", "mine")
     (tmp / "own" / f"{BAD}.csv").write_text("benchmark,model,prompt_id,score\nmine,m,1,1\n")  # a results file lost to its name
-    return PipelineSettings(benchmarks_dir=str(tmp / "own"), data_dir=str(tmp / "data")), tmp / "own" / f"{BAD}.csv"
+    return PipelineSettings.of(benchmarks_dir=str(tmp / "own"), data_dir=str(tmp / "data")), tmp / "own" / f"{BAD}.csv"
 
 
 def _audit(tmp: Path) -> tuple[PipelineSettings, Path]:
     (tmp / "audits").mkdir()
     (tmp / "audits" / "mine.csv").write_text("task_id\n1\n")
     (tmp / "audits" / f"{BAD}.csv").write_text("task_id\n1\n")
-    return PipelineSettings(audits_dir=str(tmp / "audits"), data_dir=str(tmp / "data")), tmp / "audits" / f"{BAD}.csv"
+    return PipelineSettings.of(audits_dir=str(tmp / "audits"), data_dir=str(tmp / "data")), tmp / "audits" / f"{BAD}.csv"
 
 
 CALLERS: dict[str, tuple[Callable, Callable]] = {
@@ -99,9 +101,9 @@ def test_make_run_stops_before_any_run_with_the_error(tmp_path, monkeypatch, cap
     monkeypatch.chdir(tmp_path)  # cli.main moves to the repository; the fixture moves back
     monkeypatch.delenv("WORKBANK_SOURCE_DIR", raising=False)  # the pinned sources: listed, nothing fetched
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
-    monkeypatch.setenv("WORKBANK_DATA_DIR", settings.data_dir)
+    monkeypatch.setenv("WORKBANK_DATA_DIR", settings.paths.data_dir)
     for name in ("benchmarks_dir", "audits_dir"):
-        monkeypatch.setenv(f"WORKBANK_{name.upper()}", getattr(settings, name))
+        monkeypatch.setenv(f"WORKBANK_{name.upper()}", getattr(settings.paths, name))
     settings_at_load.cache_clear()  # each CLI command is a process of its own, which reads the environment once
     try:
         assert cli.main(["run"]) == 2

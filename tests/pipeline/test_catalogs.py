@@ -47,7 +47,7 @@ def test_each_catalog_prunes_its_own_layer(tmp_path):
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "kept.jsonl").write_text('{"benchmark": "kept", "prompt_id": "1", "prompt": "a prompt"}\n')
     (tmp_path / "benchmarks" / "SOURCES.md").write_text("# Benchmarks\n\n## kept\n- **Full name:** Kept Bench, 2026.\n- **License:** MIT.\n")
-    settings = PipelineSettings(source_dir=str(tmp_path), data_dir=str(tmp_path / "data"))
+    settings = PipelineSettings.of(source_dir=str(tmp_path), data_dir=str(tmp_path / "data"))
     assert settings.resolve().partitions_dir == files.root
     resources = {"warehouse_db": Warehouse(db), "pipeline_settings": settings}
 
@@ -97,7 +97,7 @@ def test_source_files_are_the_files_the_loads_recorded(tmp_path):
     loaded("benchmark_prompts", "kept", load_memo.load_record("b" * 64, frame, "benchmarks/kept.jsonl", 45))
     loaded("benchmark_results", "kept", load_memo.load_record("missing", frame.head(0), "results/kept.csv", None))
     loaded("benchmark_prompts", "gone", load_memo.load_record("c" * 64, frame, "benchmarks/gone.jsonl", 46))
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(data_dir=str(tmp_path), partitions_dir=str(files.root))}
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.of(data_dir=str(tmp_path), partitions_dir=str(files.root))}
     assert dg.materialize([source_files], instance=instance, resources=resources).success
     with warehouse.connect(db) as con:
         rows = con.execute("select file, bytes, sha256, raw_table, benchmark from raw.source_files order by file").fetchall()

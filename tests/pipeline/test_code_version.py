@@ -47,7 +47,7 @@ def test_every_python_asset_declares_the_version_of_its_function():
 
 def test_a_comment_a_docstring_or_a_blank_line_moves_no_version(package_copy):
     before = {target: cv.code_version(target) for target in (EMBEDDED, LLM, COVERAGE_SENSITIVITY)}
-    package_copy("settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment\n")
+    package_copy("settings.py", "import functools\n", "import functools\n\n# a comment\n")
     package_copy("labeling/judge_assets.py", '    """Judges v6 (the default) and v3', '\n    """Judges v6 (the default, reworded) and v3')
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "# why it draws what it draws\ndef bootstrap_uncovered_share(")
     assert {target: cv.code_version(target) for target in before} == before
@@ -128,16 +128,16 @@ def test_relative_and_absolute_imports_are_followed():
 def test_a_setting_moves_the_versions_of_the_assets_that_read_it_and_no_other():
     from code_versions import asset_targets
 
-    from workbank_dagster.settings import PipelineSettings
+    from workbank_dagster.settings import CONCERNS, FIELDS, PipelineSettings
 
     defs = _definitions()
     targets = asset_targets(defs)
     read = {name: set(settings_reads.settings_read(*t)) for name, t in targets.items()}
-    defaults = asset_code_versions(defs, settings=PipelineSettings())
+    defaults = asset_code_versions(defs, settings=PipelineSettings.of())
     assert defaults == asset_code_versions(defs)  # this process runs at the defaults (paths aside)
     # The clustering level of the standard errors: the regressions and what reports them, which
     # read it, and nothing that labels.
-    minor = asset_code_versions(defs, settings=PipelineSettings(cluster_level="minor"))
+    minor = asset_code_versions(defs, settings=PipelineSettings.of(cluster_level="minor"))
     moved = {name for name in defaults if minor[name] != defaults[name]}
     assert moved == {name for name, fields in read.items() if "cluster_level" in fields}
     assert {"analysis/coverage_logit_ratio", "analysis/importance_logit", "analysis/ratios_by_threshold", "report/html_report"} <= moved
@@ -145,23 +145,24 @@ def test_a_setting_moves_the_versions_of_the_assets_that_read_it_and_no_other():
     assert "report/data_dictionary" not in moved and "report/headline" not in moved
     assert "setting:cluster_level" in cv.reached(REGRESSION) and "setting:cluster_level" not in cv.reached(EMBEDDED)
     # A setting the judges read moves the labels and not the regressions.
-    judge = asset_code_versions(defs, settings=PipelineSettings(candidates_nearest=11))
+    judge = asset_code_versions(defs, settings=PipelineSettings.of(candidates_nearest=11))
     moved = {name for name in defaults if judge[name] != defaults[name]}
     assert {"labeling/embedded_labels", "labeling/embedded_judgements", "report/html_report"} <= moved
     assert "analysis/coverage_logit_ratio" not in moved and "analysis/ratios_by_threshold" not in moved
     # A value equal to the default is the default: the version moves with what is computed.
-    assert asset_code_versions(defs, settings=PipelineSettings(cluster_level="major")) == defaults
-    # Every asset whose version covers a setting reaches PipelineSettings, whose text holds the
-    # defaults (a setting at its default adds nothing to the version).
-    assert all("workbank_dagster.settings:PipelineSettings" in cv.reached(*targets[name]) for name, fields in read.items() if fields)
+    assert asset_code_versions(defs, settings=PipelineSettings.of(cluster_level="major")) == defaults
+    # Every asset whose version covers a setting reaches the resource whose text holds that
+    # setting's default (a setting at its default adds nothing to the version).
+    holders = {name: f"workbank_dagster.settings:{CONCERNS[FIELDS[name]].__name__}" for name in FIELDS}
+    assert all(holders[field] in cv.reached(*targets[name]) for name, fields in read.items() for field in fields)
 
 
 def test_where_files_live_moves_no_version(tmp_path):
     from workbank_dagster.settings import PipelineSettings
 
     defs = _definitions()
-    defaults = asset_code_versions(defs, settings=PipelineSettings())
-    elsewhere = PipelineSettings(
+    defaults = asset_code_versions(defs, settings=PipelineSettings.of())
+    elsewhere = PipelineSettings.of(
         source_dir=str(tmp_path), benchmarks_dir=str(tmp_path), data_dir=str(tmp_path / "data"), duckdb_path=str(tmp_path / "w.duckdb"),
         partitions_dir=str(tmp_path / "p"), cache_dir=str(tmp_path / "c"), judgement_cache_path=str(tmp_path / "j.sqlite"),
         output_dir=str(tmp_path / "o"), download_dir=str(tmp_path / "d"), audits_dir=str(tmp_path / "a"),
@@ -191,7 +192,7 @@ def test_versions_come_from_the_memo_of_this_text_of_the_package_and_equal_those
     from workbank_dagster import code_version_memo as memo
     from workbank_dagster.settings import PipelineSettings
 
-    settings = PipelineSettings(cache_dir=str(tmp_path / "cache"))
+    settings = PipelineSettings.of(cache_dir=str(tmp_path / "cache"))
     cv.clear_cache()
     derived = {target: cv.code_version(target, settings=settings) for target in (EMBEDDED, COVERAGE_SENSITIVITY, REGRESSION)}
     memo.save_all()
@@ -208,7 +209,7 @@ def test_versions_come_from_the_memo_of_this_text_of_the_package_and_equal_those
     cv.clear_cache()
     assert cv.code_version(REGRESSION, settings=settings) == "planted"
     # A setting read at another value is another entry, derived (not the planted one).
-    minor = PipelineSettings(cache_dir=str(tmp_path / "cache"), cluster_level="minor")
+    minor = PipelineSettings.of(cache_dir=str(tmp_path / "cache"), cluster_level="minor")
     assert cv.code_version(REGRESSION, settings=minor) not in ("planted", derived[REGRESSION])
     cv.clear_cache()
 
@@ -217,7 +218,7 @@ def test_an_edit_of_the_package_names_another_memo(package_copy, tmp_path):
     from workbank_dagster import code_version_memo as memo
     from workbank_dagster.settings import PipelineSettings
 
-    settings = PipelineSettings(cache_dir=str(tmp_path / "cache"))
+    settings = PipelineSettings.of(cache_dir=str(tmp_path / "cache"))
     before = cv.code_version(COVERAGE_SENSITIVITY, settings=settings)
     digest = memo.package_digest(code_reach.PACKAGE_DIR)
     package_copy("analysis/coverage.py", "def bootstrap_uncovered_share(", "def _unused():\n    return 1\n\n\ndef bootstrap_uncovered_share(")

@@ -16,7 +16,7 @@ PACKAGE = REPO_ROOT / "workbank_dagster"
 ALLOWED: set[tuple[str, str]] = set()
 # Where the package may read os.environ / os.getenv, and why.
 READERS = {
-    ("settings.py", "from_env"): "PipelineSettings: every WORKBANK_* pipeline setting",
+    ("settings.py", "from_env"): "the settings resources: every WORKBANK_* pipeline setting",
     ("labeling/chat_model.py", "from_env"): "ChatModelResource: the WORKBANK_LLM_* settings and the API key",
     ("transform/project.py", "ensure_manifest"): "a copy of the environment for dbt's parse subprocess",
     ("dagster_instance.py", "dagster_home"): "DAGSTER_HOME, Dagster's own variable",

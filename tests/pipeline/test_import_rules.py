@@ -16,7 +16,7 @@ from workbank_dagster.code_reach import module_path
 
 PACKAGE = "workbank_dagster"
 # Modules every package may import: no project import of their own but each other.
-FOUNDATION = {"common", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools", "atomic", "code_reach", "settings_reads", "code_version", "code_version_memo", "staleness"}
+FOUNDATION = {"common", "environment", "settings", "warehouse", "partitions", "partition_files", "progress", "fingerprint", "resources", "pools", "atomic", "code_reach", "settings_reads", "code_version", "code_version_memo", "staleness"}
 ENTRY_POINTS = {"definitions", "automation", "runner", "dagster_instance", "cli", "team_instance", "migrate"}
 # Domain package -> the modules of other packages it may import (beyond the foundation).
 ALLOWED: dict[str, set[str]] = {

@@ -165,9 +165,9 @@ def test_opening_the_instance_gives_each_pool_its_slots(tmp_path, monkeypatch):
     It is the instance's setting, not a run's: no run config carries it, so the launchpad cannot
     offer a value that would do nothing there."""
     from workbank_dagster.definitions import defs
-    from workbank_dagster.settings import InstanceSettings, PipelineSettings
+    from workbank_dagster.settings import FIELDS, InstanceSettings
 
-    assert "partition_workers" not in PipelineSettings.model_fields
+    assert "partition_workers" not in FIELDS
     assert all("partition_workers" not in type(resource).model_fields for resource in defs.resources.values() if hasattr(type(resource), "model_fields"))
     with pytest.raises(ValueError, match="WORKBANK_PARTITION_WORKERS"):
         InstanceSettings.from_env({"WORKBANK_PARTITION_WORKERS": "0"})

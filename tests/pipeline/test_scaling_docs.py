@@ -165,13 +165,14 @@ def test_settings_configmap(tmp_path):
     assert model.kind == "ConfigMap" and model.metadata.name == "workbank-settings"
     data = configmap["data"]
     assert all(isinstance(v, str) for v in data.values()), "ConfigMap values must be strings"
+    from workbank_dagster.environment import environment_variable
     from workbank_dagster.labeling.chat_model import ChatModelResource, chat_model_variable
-    from workbank_dagster.settings import PipelineSettings, environment_variable
+    from workbank_dagster.settings import FIELDS
 
     sources = package_sources()
     # The resources' fields are read from WORKBANK_<FIELD> (settings.environment_variable); anything
     # else the code reads by name.
-    read = {environment_variable(name) for name in PipelineSettings.model_fields} | {chat_model_variable(name) for name in [*ChatModelResource.model_fields, "api_key_env"]}
+    read = {environment_variable(name) for name in FIELDS} | {chat_model_variable(name) for name in [*ChatModelResource.model_fields, "api_key_env"]}
     for key in data:
         if key.startswith("WORKBANK_"):
             assert key in read or f'"{key}"' in sources, f"{key} is not a setting the code reads"
@@ -318,7 +319,7 @@ def test_each_run_gives_dbt_a_profile_written_for_its_warehouse(tmp_path):
     from workbank_dagster.definitions import defs
     from workbank_dagster.transform.project import dbt_for, profiles_dir_for
 
-    settings = PipelineSettings(data_dir=str(tmp_path), partitions_dir=str(tmp_path / "parts")).resolve()
+    settings = PipelineSettings.of(data_dir=str(tmp_path), partitions_dir=str(tmp_path / "parts")).resolve()
     env = {k: v for k, v in os.environ.items() if k not in LOCAL_ENV}
     given = defs.resources["dbt"]
     run_dbt = dbt_for(given, settings, tmp_path / "run.duckdb")

@@ -54,20 +54,30 @@ def test_bad_settings_are_named(monkeypatch):
     assert PipelineSettings.from_env({"WORKBANK_SENSITIVITY_THRESHOLDS": "2, 4"}).resolve().sensitivity_thresholds == (2, 4)
 
 
-def test_settings_are_one_resource_shown_in_the_launchpad_and_checked_once_per_run(workbank_env):
-    """Every parameter is a typed, described field of the `pipeline_settings` resource: the run
-    config schema (what the launchpad shows) has each with its default, a run may override one, and
-    a bad override fails the run once, at resource initialization, naming the field."""
-    import dagster as dg
-
+def test_settings_are_one_resource_per_concern_shown_in_the_launchpad_and_checked_once_per_run():
+    """Every parameter is a typed, described field of one resource per concern: `paths`, `method`
+    and `embedded_judge` (the LLM judge's is `chat_model`). The run config schema (what the launchpad
+    shows) has each under its resource with its default, `pipeline_settings` has none of its own, a
+    run's override of one reaches the assets through `pipeline_settings`, and a bad override fails
+    the run once, at resource initialization, naming the field. All were one resource's fields."""
     from workbank_dagster.definitions import defs
-    from workbank_dagster.settings import Settings
+    from workbank_dagster.settings import CONCERNS, FIELDS, Settings
 
-    schema = defs.resolve_job_def("all_assets").run_config_schema.config_type
-    fields = schema.fields["resources"].config_type.fields["pipeline_settings"].config_type.fields["config"].config_type.fields
-    assert set(fields) == set(PipelineSettings.model_fields) == {f for f in Settings.__dataclass_fields__}
-    assert all(PipelineSettings.model_fields[name].description for name in fields)
-    assert fields["min_label_similarity"].default_value == 0.25 and fields["coverage_threshold"].default_value == 5
+    resources = defs.resolve_job_def("all_assets").run_config_schema.config_type.fields["resources"].config_type.fields
+    shown = {key: resources[key].config_type.fields["config"].config_type.fields for key in CONCERNS}
+    assert {key: set(fields) for key, fields in shown.items()} == {
+        "paths": {"source_dir", "benchmarks_dir", "data_dir", "duckdb_path", "partitions_dir", "cache_dir", "judgement_cache_path",
+                  "output_dir", "download_dir", "upstream_base", "pypi_base", "audits_dir", "benchmark_instructions"},
+        "method": {"coverage_threshold", "sensitivity_thresholds", "active_labeler", "exposure_rater", "exposure_definition",
+                   "employment_split", "hours_per_year", "hours_per_day", "cluster_level", "min_prompts_per_task"},
+        "embedded_judge": {"embedding_model", "embed_batch_size", "judge_occupations", "min_label_similarity",
+                           "n_candidate_occupations", "candidates_per_occupation", "candidates_nearest"},
+    }
+    assert list(FIELDS) == list(Settings.__dataclass_fields__)
+    assert all(CONCERNS[key].model_fields[name].description for key, fields in shown.items() for name in fields)
+    assert shown["embedded_judge"]["min_label_similarity"].default_value == 0.25 and shown["method"]["coverage_threshold"].default_value == 5
+    own = resources["pipeline_settings"].config_type.fields
+    assert "config" not in own or not own["config"].config_type.fields
 
     seen = {}
 
@@ -75,14 +85,24 @@ def test_settings_are_one_resource_shown_in_the_launchpad_and_checked_once_per_r
     def reads_settings(pipeline_settings: PipelineSettings) -> None:
         seen["settings"] = pipeline_settings.resolve()
 
-    resources = {"pipeline_settings": PipelineSettings.from_env()}
-    override = {"resources": {"pipeline_settings": {"config": {"coverage_threshold": 3, "min_label_similarity": 0.3}}}}
-    assert dg.materialize([reads_settings], resources=resources, run_config=override).success
+    given = {key: defs.resources[key] for key in [*CONCERNS, "pipeline_settings"]}
+    override = {"resources": {"method": {"config": {"coverage_threshold": 3}}, "embedded_judge": {"config": {"min_label_similarity": 0.3}}}}
+    assert dg.materialize([reads_settings], resources=given, run_config=override).success
     assert (seen["settings"].coverage_threshold, seen["settings"].min_label_similarity) == (3, 0.3)
-    bad = {"resources": {"pipeline_settings": {"config": {"exposure_rater": "robots"}}}}
+    bad = {"resources": {"method": {"config": {"exposure_rater": "robots"}}}}
     with pytest.raises(dg.DagsterResourceFunctionError) as failed:
-        dg.materialize([reads_settings], resources=resources, run_config=bad)
+        dg.materialize([reads_settings], resources=given, run_config=bad)
     assert "exposure_rater" in str(failed.value.__cause__) and "human, gpt4" in str(failed.value.__cause__)
+
+
+def test_settings_given_by_name_go_to_their_resource():
+    """`PipelineSettings.of` gives each named setting to its concern's resource and keeps the others'
+    defaults; a name no resource has is an error, not a setting quietly dropped."""
+    settings = PipelineSettings.of(data_dir="elsewhere", cluster_level="minor", candidates_nearest=11)
+    assert (settings.paths.data_dir, settings.method.cluster_level, settings.embedded_judge.candidates_nearest) == ("elsewhere", "minor", 11)
+    assert settings.method.coverage_threshold == 5 and settings.resolve().duckdb_path == REPO_ROOT / "elsewhere" / "warehouse.duckdb"
+    with pytest.raises(TypeError, match="no such setting: partition_workers"):
+        PipelineSettings.of(partition_workers=3)
 
 
 def test_the_api_key_is_an_env_var_needed_only_by_the_llm_job(monkeypatch):
@@ -234,7 +254,7 @@ def test_delete_rows_except_keeps_the_named_keys_and_nulls(tmp_path):
 
 
 def test_a_launchpad_duckdb_path_moves_the_warehouse(tmp_path):
-    """The warehouse's path is said once, in pipeline_settings: a run that sets duckdb_path (launchpad,
+    """The warehouse's path is said once, in `paths`: a run that sets duckdb_path (launchpad,
     run config) reads and writes that file. warehouse_db used to be built with the path when the
     definitions loaded, so such a run moved the settings and not the warehouse."""
     from workbank_dagster.definitions import defs
@@ -246,8 +266,8 @@ def test_a_launchpad_duckdb_path_moves_the_warehouse(tmp_path):
         seen.update(warehouse=warehouse_db.path, settings=str(pipeline_settings.resolve().duckdb_path))
 
     target = tmp_path / "elsewhere.duckdb"
-    resources = {key: defs.resources[key] for key in ("pipeline_settings", "warehouse_db")}
-    dg.materialize([probe], resources=resources, run_config={"resources": {"pipeline_settings": {"config": {"duckdb_path": str(target)}}}})
+    resources = {key: defs.resources[key] for key in ("paths", "method", "embedded_judge", "pipeline_settings", "warehouse_db")}
+    dg.materialize([probe], resources=resources, run_config={"resources": {"paths": {"config": {"duckdb_path": str(target)}}}})
     assert seen == {"warehouse": str(target), "settings": str(target)}
 
 
@@ -263,10 +283,10 @@ def test_every_resource_of_the_definitions_is_a_typed_resource():
 def test_the_report_s_view_of_the_settings_has_no_path(tmp_path):
     """A data folder that moved makes the same report, so the view the report shows and keys on
     (`describe`) has no path; a setting that changes a number is in it."""
-    here = PipelineSettings(data_dir=str(tmp_path / "a")).resolve()
-    moved = PipelineSettings(data_dir=str(tmp_path / "b"), cache_dir=str(tmp_path / "c")).resolve()
+    here = PipelineSettings.of(data_dir=str(tmp_path / "a")).resolve()
+    moved = PipelineSettings.of(data_dir=str(tmp_path / "b"), cache_dir=str(tmp_path / "c")).resolve()
     assert here.describe() == moved.describe()
-    assert here.describe() != PipelineSettings(data_dir=str(tmp_path / "a"), cluster_level="minor").resolve().describe()
+    assert here.describe() != PipelineSettings.of(data_dir=str(tmp_path / "a"), cluster_level="minor").resolve().describe()
     assert not [key for key, value in here.describe().items() if str(tmp_path) in str(value)]
 
 
@@ -283,18 +303,19 @@ def test_the_warehouse_and_dbt_bound_duckdb_s_memory(tmp_path):
 
 
 def test_the_resolved_settings_have_their_resources_fields():
-    """Settings and LLMSettings are spelled out for type checkers; each has exactly its resource's
-    fields (LLMSettings all but the key, with the resource's defaults), in the resource's order."""
+    """Settings and LLMSettings are spelled out for type checkers; each has exactly its resources'
+    fields (LLMSettings all but the key, with the resource's defaults), in the resources' order."""
     import dataclasses
     import typing
     from pathlib import Path
 
     from workbank_dagster.labeling.chat_model import ChatModelResource, LLMSettings
-    from workbank_dagster.settings import PipelineSettings, Settings
+    from workbank_dagster.settings import CONCERNS, FIELDS, Settings
 
     resolved = typing.get_type_hints(Settings)
-    assert list(resolved) == list(PipelineSettings.model_fields)
-    for name, field in PipelineSettings.model_fields.items():
+    assert list(resolved) == list(FIELDS)
+    for name, key in FIELDS.items():
+        field = CONCERNS[key].model_fields[name]
         kind = resolved[name]
         if kind in (Path, Path | None):
             assert field.annotation is str, name  # a path is given as text and resolved

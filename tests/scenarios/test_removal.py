@@ -104,7 +104,7 @@ def test_a_removed_benchmark_audit_and_results_change_leave_what_a_run_from_empt
     # Both runs built the models in this warehouse's own dbt target folder (build_dir_for), so the
     # second found the partial parse the first wrote: dbt parsed the project in full once, not each
     # build (a copied warehouse's profile is not the one `prepare` parsed with).
-    settings = PipelineSettings(data_dir=str(root / "data")).resolve()
+    settings = PipelineSettings.of(data_dir=str(root / "data")).resolve()
     build_dir = DBT_PROJECT_DIR / build_dir_for(profiles_dir_for(settings, partitions_dir=settings.partition_files.frozen_root(frozen_files_name(settings.duckdb_path))))
     logs = sorted(build_dir.glob("dbt.log*"), key=lambda path: -int(path.suffix[1:]) if path.suffix[1:].isdigit() else 0)  # dbt.log.2, .1, then dbt.log
     lines = [line for path in logs for line in path.read_text().splitlines()]

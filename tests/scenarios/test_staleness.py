@@ -227,8 +227,8 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     # A setting that only the analysis reads. The code versions cover the values of the settings
     # each asset reads (code_version.py), so Dagster, asked before the run, calls stale exactly the
     # assets that read it, and those are the steps that work.
-    default = asset_code_versions(defs, settings=PipelineSettings())
-    minor = asset_code_versions(defs, settings=PipelineSettings(cluster_level="minor"))
+    default = asset_code_versions(defs, settings=PipelineSettings.of())
+    minor = asset_code_versions(defs, settings=PipelineSettings.of(cluster_level="minor"))
     moved = {name for name, version in minor.items() if version != default[name]}
     staleness = runs.ask(WORKBANK_CLUSTER_LEVEL="minor")
     worked, _ = runs.run(WORKBANK_CLUSTER_LEVEL="minor")
@@ -271,7 +271,7 @@ def test_a_change_reworks_its_step_and_dependants_only(tmp_path, small_base_run,
     # the embedded judge (the one `make run` labels with) never reads: no version of `make run`'s
     # assets moves, and nothing works again. (The LLM labels' own version moves: Dagster calls
     # them stale, and `cli label-llm` would label again.)
-    _edit(package / "settings.py", "from __future__ import annotations\n", "from __future__ import annotations\n\n# a comment that changes nothing\n")
+    _edit(package / "settings.py", "import functools\n", "import functools\n\n# a comment that changes nothing\n")
     _edit(package / "labeling" / "llm_protocol.py", "You map AI benchmark prompts", "You, an analyst, map AI benchmark prompts")
     moved = {name for name, version in asset_code_versions(defs, package).items() if version != before[name]} - moved
     assert moved == {"labeling/llm_labels", "labeling/llm_judgements"}, sorted(moved)

@@ -81,7 +81,7 @@ def test_the_default_set_is_the_catalog_and_fetches_nothing_until_a_file_is_read
     from workbank_dagster.sources import fetch
 
     monkeypatch.setattr(fetch, "default_source_dir", lambda: None)  # a clone alone
-    settings = PipelineSettings(data_dir=str(tmp_path / "data")).resolve()
+    settings = PipelineSettings.of(data_dir=str(tmp_path / "data")).resolve()
     found = bs.benchmark_set(settings)
     assert len(found) == 24
     assert found["cybench"].prompts.path() == REPO_ROOT / "benchmarks" / "prompts" / "cybench.jsonl"
@@ -106,20 +106,20 @@ def test_a_source_folder_is_read_as_given_and_your_own_folder_adds_to_either(tmp
     (own / "mine.csv").write_text("benchmark,model,prompt_id,score\nmine,m,1,1\n")
     (own / "cybench.jsonl").write_text(json.dumps({"benchmark": "cybench", "prompt_id": "x", "prompt": "Mine now."}) + "\n")
 
-    settings = PipelineSettings(source_dir=str(folder), data_dir=str(tmp_path / "data")).resolve()
+    settings = PipelineSettings.of(source_dir=str(folder), data_dir=str(tmp_path / "data")).resolve()
     found = bs.benchmark_set(settings)
     assert sorted(found) == ["cybench"]
     assert found["cybench"].prompts.path() == folder / "benchmarks" / "cybench.jsonl"
     assert found["cybench"].results.name == "results/cybench.csv" and found["cybench"].full_name == "Cybench as given."
 
-    settings = PipelineSettings(source_dir=str(folder), benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
+    settings = PipelineSettings.of(source_dir=str(folder), benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
     found = bs.benchmark_set(settings)
     assert sorted(found) == ["cybench", "mine"]
     assert found["mine"].prompts.name == "benchmarks/mine.jsonl" and found["mine"].results.path() == own / "mine.csv"
     assert found["cybench"].prompts.path() == own / "cybench.jsonl"  # yours replaces the one of the same name
     assert found["mine"].licence == "no entry in SOURCES.md: licence unknown"
 
-    settings = PipelineSettings(benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
+    settings = PipelineSettings.of(benchmarks_dir=str(own), data_dir=str(tmp_path / "data")).resolve()
     assert len(bs.benchmark_set(settings)) == 25  # the catalog's 24 (cybench replaced) and yours
 
 

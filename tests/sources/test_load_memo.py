@@ -112,7 +112,7 @@ def test_a_load_is_kept_from_its_last_logged_load_whatever_the_instance(tmp_path
     (folder / source.path).parent.mkdir(parents=True)
     shutil.copy(source_dir / source.path, folder / source.path)
     db = tmp_path / "w.duckdb"
-    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings(source_dir=str(folder), data_dir=str(tmp_path))}
+    resources = {"warehouse_db": Warehouse(db), "pipeline_settings": PipelineSettings.of(source_dir=str(folder), data_dir=str(tmp_path))}
     log = PartitionFiles(tmp_path / "partitions").path(load_memo.WHOLE_TABLE_LOG, source.table)
 
     def parsed() -> bool:

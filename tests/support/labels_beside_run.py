@@ -58,7 +58,7 @@ def main(source_dir: Path, index_cache: Path, out: Path, subject: str, others: l
     codes = list(index.occupation_codes)
     prior = OccupationPrior.fit(index_embeddings.texts(texts["text"].tolist()), texts["onet_soc_code"].tolist(), codes, "test")
     knowledge = OccupationKnowledge(OccupationEvidence(codes, TitleIndex(titles, set(codes)), None), prior)
-    settings = PipelineSettings().resolve()
+    settings = PipelineSettings.of().resolve()
 
     prompts = pd.concat([read_benchmark_prompts(source_dir / "benchmarks" / f"{slug}.jsonl") for slug in [subject, *others]])
     prompts = prompts.sort_values(["benchmark", "prompt_id"]).reset_index(drop=True)[["benchmark", "prompt_id", "prompt", "prompt_hash"]]

@@ -221,7 +221,7 @@ def test_dbt_project_vars_are_the_settings_defaults():
     from workbank_dagster.settings import DBT_PROJECT_DIR
 
     project = yaml.safe_load((DBT_PROJECT_DIR / "dbt_project.yml").read_text())
-    assert project["vars"] == PipelineSettings().resolve().dbt_vars  # the fields' defaults, whatever the environment says
+    assert project["vars"] == PipelineSettings.of().resolve().dbt_vars  # the fields' defaults, whatever the environment says
 
 
 def test_every_model_and_macro_is_described_owned_and_every_mart_contracted():

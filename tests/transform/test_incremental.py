@@ -57,7 +57,7 @@ MARTS_OVER_STAGING = (
 
 def _run_dbt(data: Path, target: Path, args: list[str]) -> subprocess.CompletedProcess:
     """dbt with `args` on the warehouse and partition files of `data`, as the dbt_models step runs it."""
-    settings = PipelineSettings(data_dir=str(data)).resolve()
+    settings = PipelineSettings.of(data_dir=str(data)).resolve()
     return subprocess.run(
         [dbt_executable(), *args, "--project-dir", str(DBT_PROJECT_DIR), "--profiles-dir", str(profiles_dir_for(settings)), "--target-path", str(target)],
         cwd=DBT_PROJECT_DIR, env={**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false"}, capture_output=True, text=True,
@@ -66,7 +66,7 @@ def _run_dbt(data: Path, target: Path, args: list[str]) -> subprocess.CompletedP
 
 def _dbt(data: Path, target: Path, *, full_refresh: bool = False) -> None:
     """`dbt build` as the dbt_models step runs it."""
-    completed = _run_dbt(data, target, dbt_build_args(PipelineSettings(data_dir=str(data)).resolve(), full_refresh=full_refresh))
+    completed = _run_dbt(data, target, dbt_build_args(PipelineSettings.of(data_dir=str(data)).resolve(), full_refresh=full_refresh))
     assert completed.returncode == 0, completed.stdout[-4000:]
 
 
@@ -183,7 +183,7 @@ def test_a_full_rebuild_is_one_command(monkeypatch):
     assert asked == [True, False]
     assert full_run_config(full_refresh=True)["ops"] == {"dbt_models": {"config": {"full_refresh": True}}}
     assert "ops" not in full_run_config()
-    settings = PipelineSettings(data_dir="data").resolve()
+    settings = PipelineSettings.of(data_dir="data").resolve()
     assert "--full-refresh" in dbt_build_args(settings, full_refresh=True) and "--full-refresh" not in dbt_build_args(settings)
 
 
@@ -192,7 +192,7 @@ def test_the_uniqueness_test_finds_a_duplicated_row(tmp_path, small_base_run, se
     combination before the columns: a label row written twice still fails it, naming that row."""
     copy_small_run(small_base_run, tmp_path, session_cache)
     data = tmp_path / "data"
-    settings = PipelineSettings(data_dir=str(data)).resolve()
+    settings = PipelineSettings.of(data_dir=str(data)).resolve()
     con = duckdb.connect(str(data / "warehouse.duckdb"))
     try:
         benchmark, prompt_id, task_id = con.execute(

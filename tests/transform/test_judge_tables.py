@@ -44,7 +44,7 @@ def _judged() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_the_staging_models_read_every_column_the_judges_write(tmp_path):
     labels, judgements = _judged()
-    settings = PipelineSettings(data_dir=str(tmp_path / "data")).resolve()
+    settings = PipelineSettings.of(data_dir=str(tmp_path / "data")).resolve()
     write_partitions(settings.partition_files, "embedded", LABELER, ["b"], labels, judgements)
     completed = subprocess.run(
         [dbt_executable(), *dbt_build_args(settings, select=" ".join(STAGING)),

@@ -23,7 +23,7 @@ def _models(manifest: dict) -> dict[str, dict]:
 
 
 def _versions(manifest: dict, **settings) -> dict[str, str]:
-    dbt_vars = PipelineSettings(**settings).resolve().dbt_vars
+    dbt_vars = PipelineSettings.of(**settings).resolve().dbt_vars
     return {name: model_code_version(manifest, node, dbt_vars, default_dbt_vars()) for name, node in _models(manifest).items()}
 
 

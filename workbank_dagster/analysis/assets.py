@@ -25,7 +25,7 @@ from .zones import agency_table, coverage_by_zone, task_zones, unbenchmarked_gre
 @analysis_step("coverage_regression", ["coverage_logit_coefs", "coverage_logit_curve", "coverage_logit_ratio"], TASK_DEPS)
 def coverage_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = regression_frame(read_task_frame(warehouse_db))
-    yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.cluster_level)
+    yield from computed_or_kept(context, warehouse_db, coverage_tables, tasks, pipeline_settings.method.cluster_level)
 
 
 def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:
@@ -39,7 +39,7 @@ def coverage_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.Dat
 @analysis_step("importance_regression", ["importance_logit", "importance_logit_ratio"], TASK_DEPS)
 def importance_regression(context: dg.AssetExecutionContext, warehouse_db: WarehouseResource, pipeline_settings: PipelineSettings):
     tasks = regression_frame(read_task_frame(warehouse_db))
-    yield from computed_or_kept(context, warehouse_db, importance_tables, tasks, pipeline_settings.cluster_level)
+    yield from computed_or_kept(context, warehouse_db, importance_tables, tasks, pipeline_settings.method.cluster_level)
 
 
 def importance_tables(tasks: pd.DataFrame, cluster_level: str) -> dict[str, pd.DataFrame]:

@@ -355,7 +355,7 @@ def model_scores(context: dg.AssetExecutionContext, warehouse_db: WarehouseResou
         judgements = con.execute(CODED_JUDGEMENTS_SQL, [labeler]).df()
         bars = judge_bars(con, labeler)
     yield from computed_or_kept(
-        context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.min_prompts_per_task, judgements, bars, benchmarks, models
+        context, warehouse_db, score_tables, results, labels, tasks, titles, pipeline_settings.method.min_prompts_per_task, judgements, bars, benchmarks, models
     )
 
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 import dagster as dg
 from pydantic import Field
 
-from ..settings import from_environment
+from ..environment import from_environment
 
 DEFAULT_API_KEY_VARIABLE = "OPENAI_API_KEY"
 
@@ -63,7 +63,7 @@ class ChatModelResource(dg.ConfigurableResource):
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ChatModelResource:
         """The chat model as the environment configures it (`WORKBANK_LLM_<FIELD>`), read and checked
-        as PipelineSettings is; the key is `EnvVar(WORKBANK_LLM_API_KEY_ENV or OPENAI_API_KEY)`."""
+        as the settings resources are (environment.py); the key is `EnvVar(WORKBANK_LLM_API_KEY_ENV or OPENAI_API_KEY)`."""
         environ = os.environ if environ is None else environ
         key = dg.EnvVar(environ.get(chat_model_variable("api_key_env")) or DEFAULT_API_KEY_VARIABLE)
         return from_environment(cls, environ, chat_model_variable, api_key=key)

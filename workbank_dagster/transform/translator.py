@@ -77,7 +77,7 @@ def default_dbt_vars() -> dict[str, Any]:
     settings each time cost about 2 s."""
     from ..settings import PipelineSettings
 
-    return PipelineSettings().resolve().dbt_vars
+    return PipelineSettings.of().resolve().dbt_vars
 
 
 @functools.cache
