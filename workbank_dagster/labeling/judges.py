@@ -6,7 +6,7 @@ prompt, an ordered list of (task_id, score): rank 1 first.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -267,19 +267,9 @@ class EmbeddedJudgeV7(EmbeddedJudgeV6):
     wrong side of the counter. It is counted with the other abstentions, outside their 20% cap.
     """
 
-    narrowing: Narrowing = Narrowing(
-        temperature=2.0,
-        family=2.0,
-        prior=0.2,
-        context=1.0,
-        context_without_role=2.0,
-        tasks_without_role=2.0,
-        centroid_without_role=0.0,
-        lexical_without_role=0.5,
-        boosts_without_role=2.0,
-        instruction=0.5,
-        instruction_without_role=4.0,
-        instruction_tasks=0.3,
+    # v6's weights, with the instruction's and the lighter context of a no-role prompt.
+    narrowing: Narrowing = replace(
+        EmbeddedJudgeV6.narrowing, context_without_role=2.0, instruction=0.5, instruction_without_role=4.0, instruction_tasks=0.3
     )
     personal_errands: bool = True
     labeler: str = EMBEDDED_LABELER

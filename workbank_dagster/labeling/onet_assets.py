@@ -23,6 +23,17 @@ from .retrieval import TaskIndex
 TWINS_TABLE = "task_twins"
 
 
+def onet_asset(name: str, tables: tuple[str, ...], kinds: tuple[str, ...], description: str):
+    """A labeling asset built from O*NET's raw `tables` alone (its dependencies), a step of the
+    warehouse pool; `kinds` are the storage kinds the UI shows beside python."""
+    return versioned_asset(
+        key=[LABELING_SCHEMA, name],
+        deps=[dg.AssetKey(["raw", table]) for table in tables],
+        **warehouse_step("labeling", "team:labeling", "python", *kinds),
+        description=description,
+    )
+
+
 def write_task_twins(warehouse_db: WarehouseResource, index: TaskIndex, index_key: tuple) -> dict:
     """`labeling.task_twins`: the near-identical task statements of different occupations (cosine at
     least NEAR_IDENTICAL; analysis/near_duplicates.py), with the key of the index they came from. All
@@ -40,14 +51,11 @@ def write_task_twins(warehouse_db: WarehouseResource, index: TaskIndex, index_ke
     return {"pairs": len(pairs), "computed": True}
 
 
-@versioned_asset(
-    key=[LABELING_SCHEMA, "task_index"],
-    deps=[
-        dg.AssetKey(["raw", table])
-        for table in ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
-    ],
-    **warehouse_step("labeling", "team:labeling", "python", "sqlite", "parquet"),
-    description="Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
+@onet_asset(
+    "task_index",
+    ("onet_task_statements", "onet_occupations", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills"),
+    ("sqlite", "parquet"),
+    "Every O*NET task statement and occupation title embedded with all-MiniLM-L6-v2 (cached in the "
     "embedding store, outside the warehouse): the corpus that candidate retrieval searches. Writes the O*NET tables "
     "the per-benchmark labeling reads (tasks, occupations, titles, technology) as files beside the partitions' "
     "(labeling/onet_tables.py), so a partition run never opens the warehouse.",
@@ -80,14 +88,11 @@ def task_index(
     )
 
 
-@versioned_asset(
-    key=[LABELING_SCHEMA, "occupation_prior"],
-    deps=[
-        dg.AssetKey(["raw", table])
-        for table in ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills")
-    ],
-    **warehouse_step("labeling", "team:labeling", "python", "scikit-learn"),
-    description="The default judge's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
+@onet_asset(
+    "occupation_prior",
+    ("onet_task_statements", "onet_occupations", "onet_task_dwas", "onet_alternate_titles", "onet_reported_titles", "onet_technology_skills"),
+    ("scikit-learn",),
+    "The default judge's occupation (and family) prior: a linear discriminant analysis over the embeddings of O*NET's own "
     "texts (task statements, detailed work activities, titles, technology skills), each labelled with its occupation; "
     "never benchmark labels. Written to data/models/occupation_prior.npz; its data version is the fingerprint of its code, "
     "the embedding and the training texts (labeling/prior.py, prior_key).",
