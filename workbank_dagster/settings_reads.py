@@ -23,9 +23,10 @@ computation reads it (`settings_read` lists them, `code_version.reached` names t
   data folder or a mirror leaves every asset fresh (the page's own key holds `describe()` with the
   hosts, so a changed host redraws the page while Dagster calls it fresh);
 - a setting at its default adds nothing: the default is in its resource's text (`MethodSettings`,
-  `EmbeddedJudgeSettings`), which every asset that takes `pipeline_settings` reaches, so at the defaults the versions are the code's alone
-  (those of before settings counted), and `WORKBANK_CLUSTER_LEVEL=major` is the same version as
-  leaving it unset. A value other than the default adds `field=value` to the digest.
+  `EmbeddedJudgeSettings`), which every asset that takes `pipeline_settings` reaches, so at the
+  defaults the versions are the code's alone (those of before settings counted), and
+  `WORKBANK_CLUSTER_LEVEL=major` is the same version as leaving it unset. A value other than the
+  default adds `field=value` to the digest.
 
 What this cannot see: a value the launchpad gives one run (the definitions loaded with the
 environment's). dbt's models read the settings through `var()`; their versions cover the values

@@ -95,6 +95,33 @@ def test_settings_are_one_resource_per_concern_shown_in_the_launchpad_and_checke
     assert "exposure_rater" in str(failed.value.__cause__) and "human, gpt4" in str(failed.value.__cause__)
 
 
+def test_the_documented_launchpad_settings_reach_the_assets():
+    """docs/pipeline.md's run config example is valid for the main job, and each value it gives
+    reaches the assets' settings."""
+    import re
+
+    import yaml
+
+    from workbank_dagster.definitions import defs
+    from workbank_dagster.settings import CONCERNS
+
+    text = (REPO_ROOT / "docs" / "pipeline.md").read_text()
+    match = re.search(r"<!-- config: launchpad_settings -->\s*```yaml\n(.*?)\n```", text, re.DOTALL)
+    assert match, "docs/pipeline.md has no launchpad_settings block"
+    config = yaml.safe_load(match.group(1))
+    assert dg.validate_run_config(defs.resolve_job_def("all_assets"), config)
+    seen = {}
+
+    @dg.asset
+    def reads_settings(pipeline_settings: PipelineSettings) -> None:
+        seen["settings"] = pipeline_settings.resolve()
+
+    dg.materialize([reads_settings], resources={key: defs.resources[key] for key in [*CONCERNS, "pipeline_settings"]}, run_config=config)
+    given = {name: value for resource in config["resources"].values() for name, value in resource["config"].items()}
+    assert given == {"cluster_level": "minor", "data_dir": "data_minor"}
+    assert (seen["settings"].cluster_level, seen["settings"].data_dir) == ("minor", REPO_ROOT / "data_minor")
+
+
 def test_settings_given_by_name_go_to_their_resource():
     """`PipelineSettings.of` gives each named setting to its concern's resource and keeps the others'
     defaults; a name no resource has is an error, not a setting quietly dropped."""
