@@ -104,3 +104,32 @@ def test_another_dbt_core_moves_every_model():
     upgraded = copy.deepcopy(manifest)
     upgraded["metadata"]["dbt_version"] = "1.11.99"
     assert _moved(_versions(manifest), _versions(upgraded)) == set(_models(manifest))
+
+
+def test_an_edited_test_moves_the_models_it_checks_and_no_other():
+    """A model's tests are Dagster asset checks, which have no staleness; `dbt build` runs them with
+    the model. An edited singular test, a generic test's argument or severity, or a unit test's
+    expected rows moves the models the test depends on; its description moves none."""
+    manifest = _manifest()
+    default = _versions(manifest)
+    models = {node["unique_id"]: node["name"] for node in _models(manifest).values()}
+
+    def edited(unique_id: str, change) -> set[str]:
+        changed = copy.deepcopy(manifest)
+        change((changed.get("unit_tests") or {}).get(unique_id) or changed["nodes"][unique_id])
+        return _moved(default, _versions(changed))
+
+    def checked(test: dict) -> set[str]:
+        return {models[node] for node in test["depends_on"]["nodes"] if node in models}
+
+    singular = manifest["nodes"]["test.workbank.assert_time_shares_sum_to_one"]
+    assert checked(singular) == {"dim_task"}
+    assert edited(singular["unique_id"], lambda test: test.update(raw_code=test["raw_code"].replace("1e-9", "1e-6"))) == {"dim_task"}
+    assert edited(singular["unique_id"], lambda test: test["config"].update(severity="warn")) == {"dim_task"}
+    assert edited(singular["unique_id"], lambda test: test.update(description="reworded")) == set()
+    # A relationships test checks two models: both move.
+    relationships = next(node for node in manifest["nodes"].values() if (node.get("test_metadata") or {}).get("name") == "relationships")
+    assert len(checked(relationships)) == 2
+    assert edited(relationships["unique_id"], lambda test: test["config"].update(where="1 = 1")) == checked(relationships)
+    unit = next(iter(manifest["unit_tests"].values()))
+    assert edited(unit["unique_id"], lambda test: test["expect"]["rows"].pop()) == checked(unit) == {unit["model"]}

@@ -14,6 +14,7 @@ from workbank_dagster.transform.metadata import model_data_versions
 
 def _node(name: str, materialized: str, parents: list[str], sql: str = "select 1") -> dict:
     return {
+        "unique_id": f"model.p.{name}",
         "name": name,
         "schema": "marts",
         "resource_type": "model",

@@ -1,6 +1,6 @@
 """How Dagster sees each dbt node: models keyed [schema, name], grouped and owned, and versioned by
-what they build (`model_code_version`: their SQL, configuration and declared column types, the
-macros they call and the vars those read)."""
+what they build and how they are checked (`model_code_version`: their SQL, configuration and
+declared column types, their tests, the macros they call and the vars those read)."""
 
 from __future__ import annotations
 
@@ -48,20 +48,44 @@ def built_by(node: Mapping[str, Any]) -> str:
     return json.dumps({"config": config, "columns": columns, "constraints": node.get("constraints") or []}, sort_keys=True, default=str)
 
 
+def tests_of(manifest: Mapping[str, Any], unique_id: str) -> list[Mapping[str, Any]]:
+    """The data tests and unit tests that check a model, sorted by id: those that depend on it, which
+    `dbt build` runs with it (a relationships test checks both its models)."""
+    nodes = [*manifest["nodes"].values(), *(manifest.get("unit_tests") or {}).values()]
+    found = [node for node in nodes if node["resource_type"] in ("test", "unit_test") and unique_id in node.get("depends_on", {}).get("nodes", [])]
+    return sorted(found, key=lambda node: node["unique_id"])
+
+
+def checked_by(test: Mapping[str, Any]) -> str:
+    """What a test checks, as canonical JSON: its SQL (a singular test's query, a generic test's call),
+    the generic test and its arguments, a unit test's given rows, expected rows and overrides, and
+    its configuration but documentation (severity, where, limit, thresholds). Its description and
+    file location are left out."""
+    config = {key: value for key, value in (test.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
+    parts = {name: test.get(name) for name in ("raw_code", "test_metadata", "column_name", "given", "expect", "overrides")}
+    return json.dumps({**parts, "config": config}, sort_keys=True, default=str)
+
+
 def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
     """A model's Dagster code version: a SHA-256 (first 16 hex digits) over its SQL file (dbt's
     checksum, dagster-dbt's own code version), its configuration and declared column types
     (`built_by`), the text of every macro it calls, transitively, the value of each var its SQL
     or those macros read (`var('...')`) that is not at its default (`defaults`), as the Python
     assets' versions cover the settings they read (code_version.py), and the dbt-core version
-    that parsed the manifest (which compiles the SQL, and which `dbt_models`' key holds too).
+    that parsed the manifest (which compiles the SQL, and which `dbt_models`' key holds too). It also
+    covers the tests that check the model (`tests_of`, `checked_by`, with their macros and vars):
+    they are Dagster asset checks, which have no staleness of their own, and `dbt build` runs them
+    with the model, so an edited test makes the models it checks stale.
 
     dagster-dbt's version is the checksum alone, so a changed `coverage_threshold` or an edited
     macro left every model fresh in Dagster's eyes while the build rewrote them."""
-    macros = macro_closure(manifest, node.get("depends_on", {}).get("macros", []))
-    texts = [node.get("raw_code") or "", *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
+    tests = tests_of(manifest, node["unique_id"])
+    macros = macro_closure(manifest, [macro for item in (node, *tests) for macro in item.get("depends_on", {}).get("macros", [])])
+    texts = [node.get("raw_code") or "", *(test.get("raw_code") or "" for test in tests), *(manifest["macros"][macro]["macro_sql"] for macro in macros)]
     dbt_version = (manifest.get("metadata") or {}).get("dbt_version")
     digest = hashlib.sha256(f"dbt:{dbt_version}\0sql:{node['checksum']['checksum']}\0built:{built_by(node)}\0".encode())
+    for test in tests:
+        digest.update(f"test:{test['unique_id']}\0{checked_by(test)}\0".encode())
     for macro in macros:
         digest.update(f"macro:{macro}\0{manifest['macros'][macro]['macro_sql']}\0".encode())
     for name in sorted({name for text in texts for name in VAR_CALL.findall(text)}):
@@ -96,7 +120,16 @@ class WorkbankDbtTranslator(DagsterDbtTranslator):
         node = manifest["nodes"].get(unique_id)
         if node is None or node["resource_type"] != "model":
             return spec
-        return spec.replace_attributes(code_version=model_code_version(manifest, node, _vars_at_load(), default_dbt_vars()))
+        return spec.replace_attributes(code_version=self._code_version(manifest, node))
+
+    def _code_version(self, manifest: Mapping[str, Any], node: Mapping[str, Any]) -> str:
+        """`model_code_version` at the load's vars, once per model of a manifest: dagster-dbt asks for
+        a model's spec about eight times at load (once per check and dependant), and each asks for
+        the tests that depend on the model. The manifest is held with its versions, so its id names it."""
+        held = self.__dict__.setdefault("_versions", {}).setdefault(id(manifest), (manifest, {}))[1]
+        if node["unique_id"] not in held:
+            held[node["unique_id"]] = model_code_version(manifest, node, _vars_at_load(), default_dbt_vars())
+        return held[node["unique_id"]]
 
     def get_asset_key(self, dbt_resource_props: Mapping[str, Any]) -> dg.AssetKey:
         if dbt_resource_props["resource_type"] == "model":
