@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from doc_blocks import config_block
 from kubeconfig import kubeconfig_stub
 
 from workbank_dagster import warehouse
@@ -42,11 +43,8 @@ def doc_text() -> str:
 
 
 def snippet(name: str, text: str | None = None) -> dict:
-    """The fenced block right after `<!-- config: name -->`, parsed as YAML."""
-    text = doc_text() if text is None else text
-    match = re.search(rf"<!-- config: {re.escape(name)} -->\s*```yaml\n(.*?)\n```", text, re.DOTALL)
-    assert match, f"docs/scaling.md has no ```yaml block after <!-- config: {name} -->"
-    return yaml.safe_load(match.group(1))
+    """The fenced block right after `<!-- config: name -->` in docs/scaling.md (or `text`), parsed as YAML."""
+    return config_block(DOC, name, text)
 
 
 def pyproject_pins() -> dict[str, str]:

@@ -98,17 +98,12 @@ def test_settings_are_one_resource_per_concern_shown_in_the_launchpad_and_checke
 def test_the_documented_launchpad_settings_reach_the_assets():
     """docs/pipeline.md's run config example is valid for the main job, and each value it gives
     reaches the assets' settings."""
-    import re
-
-    import yaml
+    from doc_blocks import config_block
 
     from workbank_dagster.definitions import defs
     from workbank_dagster.settings import CONCERNS
 
-    text = (REPO_ROOT / "docs" / "pipeline.md").read_text()
-    match = re.search(r"<!-- config: launchpad_settings -->\s*```yaml\n(.*?)\n```", text, re.DOTALL)
-    assert match, "docs/pipeline.md has no launchpad_settings block"
-    config = yaml.safe_load(match.group(1))
+    config = config_block(REPO_ROOT / "docs" / "pipeline.md", "launchpad_settings")
     assert dg.validate_run_config(defs.resolve_job_def("all_assets"), config)
     seen = {}
 
