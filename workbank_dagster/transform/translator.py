@@ -38,12 +38,17 @@ def macro_closure(manifest: Mapping[str, Any], macro_ids) -> list[str]:
 DOCUMENTATION_CONFIG = frozenset({"meta", "tags", "docs", "group", "access", "persist_docs"})
 
 
+def shaping_config(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A node's configuration but what documents it (`DOCUMENTATION_CONFIG`)."""
+    return {key: value for key, value in (node.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
+
+
 def built_by(node: Mapping[str, Any]) -> str:
     """What of a model's properties (its .yml, dbt_project.yml) shapes the relation it builds, as
     canonical JSON: its configuration (materialization, incremental strategy, hooks, contract) and
     its columns' declared types and constraints (an enforced contract casts to them). Descriptions,
     owners and tags are documentation."""
-    config = {key: value for key, value in (node.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
+    config = shaping_config(node)
     columns = {name: [column.get("data_type"), column.get("constraints") or []] for name, column in (node.get("columns") or {}).items()}
     return json.dumps({"config": config, "columns": columns, "constraints": node.get("constraints") or []}, sort_keys=True, default=str)
 
@@ -61,9 +66,8 @@ def checked_by(test: Mapping[str, Any]) -> str:
     the generic test and its arguments, a unit test's given rows, expected rows and overrides, and
     its configuration but documentation (severity, where, limit, thresholds). Its description and
     file location are left out."""
-    config = {key: value for key, value in (test.get("config") or {}).items() if key not in DOCUMENTATION_CONFIG}
     parts = {name: test.get(name) for name in ("raw_code", "test_metadata", "column_name", "given", "expect", "overrides")}
-    return json.dumps({**parts, "config": config}, sort_keys=True, default=str)
+    return json.dumps({**parts, "config": shaping_config(test)}, sort_keys=True, default=str)
 
 
 def model_code_version(manifest: Mapping[str, Any], node: Mapping[str, Any], dbt_vars: Mapping[str, Any], defaults: Mapping[str, Any]) -> str:
